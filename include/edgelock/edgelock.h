@@ -1,0 +1,279 @@
+/*
+ * edgelock: Redisson-compatible distributed locks for edge devices.
+ *
+ * The whole public C ABI. A C gateway and a Java service using Redisson 4.x can
+ * contend for the same lock: same key, hash field, channel and Lua semantics.
+ *
+ * Blocking use (the client owns a loop thread; calls are safe from any thread):
+ *
+ *     edgelock_config cfg;
+ *     edgelock_client *c;
+ *     edgelock_lock lk;
+ *     edgelock_config_init(&cfg);
+ *     cfg.url = "redis://127.0.0.1:6379";
+ *     if (edgelock_client_create(&cfg, NULL, &c) != EDGELOCK_OK) return 1;
+ *     edgelock_lock_new(c, "firmware-update", 15, &lk);
+ *     if (edgelock_try_lock(c, lk, 5000, EDGELOCK_LEASE_WATCHDOG) == EDGELOCK_OK) {
+ *         ... flash the firmware; the watchdog keeps the lease alive ...
+ *         edgelock_unlock(c, lk, NULL);
+ *     }
+ *     edgelock_lock_free(c, lk);
+ *     edgelock_client_destroy(c);
+ *
+ * Event-loop use: pass your own `struct event_base` to edgelock_client_create()
+ * and use the *_async calls from the thread that runs that base.
+ *
+ * Threads and callbacks
+ * ---------------------
+ * - Async calls (`*_async`) must be made on the loop thread: the thread running
+ *   the caller's event_base, or, for a client that owns its loop, from inside an
+ *   edgelock callback. Elsewhere they return EDGELOCK_ERR_WRONG_THREAD (when the
+ *   library can tell).
+ * - If an async call returns anything but EDGELOCK_OK its callback never fires.
+ *   If it returns EDGELOCK_OK its callback fires exactly once, on the loop
+ *   thread, never from inside the call itself, including at client destruction
+ *   (then with EDGELOCK_ERR_SHUTDOWN).
+ * - Inside a callback every async call is allowed, and so is
+ *   edgelock_client_destroy() (the release completes when control returns to the
+ *   event loop). Blocking calls inside a callback return EDGELOCK_ERR_WRONG_THREAD.
+ * - Blocking calls need a client that owns its loop (created with base == NULL);
+ *   they may be made from any number of threads at once. The owner of a lock
+ *   taken by a blocking call is the calling thread, as in Redisson.
+ * - Local calls (lock_new, lock_free, client_stats) work in both modes: on a
+ *   client that owns its loop from any thread, otherwise on the loop thread.
+ *
+ * Memory
+ * ------
+ * All state lives in tables whose capacities come from edgelock_config and are
+ * allocated once by edgelock_client_create(). Nothing grows afterwards; a full
+ * table is EDGELOCK_ERR_TABLE_FULL and changes nothing. (hiredis and libevent
+ * allocate internally per command; that is outside edgelock's code.)
+ */
+#ifndef EDGELOCK_EDGELOCK_H
+#define EDGELOCK_EDGELOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EDGELOCK_VERSION_MAJOR 0
+#define EDGELOCK_VERSION_MINOR 1
+#define EDGELOCK_VERSION_PATCH 0
+
+struct event_base; /* libevent */
+
+/** A client: connections to one Redis server plus the fixed tables. Opaque. */
+typedef struct edgelock_client edgelock_client;
+
+/**
+ * A lock handle: a value, not a pointer. It names one slot of the client's lock
+ * table plus that slot's generation, so a handle used after edgelock_lock_free()
+ * gets EDGELOCK_ERR_STALE_HANDLE, never another lock's slot. {0} is never valid.
+ */
+typedef struct edgelock_lock {
+    uint64_t id;
+} edgelock_lock;
+
+/** Every call returns one of these. edgelock_status_str() names each. */
+typedef enum edgelock_status {
+    EDGELOCK_OK = 0,
+    EDGELOCK_ERR_INVALID_ARG = -1,   /* NULL pointer, empty/over-long name, time out of range */
+    EDGELOCK_ERR_TABLE_FULL = -2,    /* a configured capacity is exhausted; nothing changed */
+    EDGELOCK_ERR_WAIT_TIMEOUT = -3,  /* the lock was not acquired within the wait time */
+    EDGELOCK_ERR_NOT_OWNER = -4,     /* unlock by a caller that does not hold the lock; nothing changed */
+    EDGELOCK_ERR_LOST = -5,          /* the caller held the lock and lost it (expired, deleted, Redis gone) */
+    EDGELOCK_ERR_CONNECTION = -6,    /* Redis unreachable or the connection dropped before an answer */
+    EDGELOCK_ERR_TIMEOUT = -7,       /* Redis did not answer within command_timeout_ms */
+    EDGELOCK_ERR_REDIS = -8,         /* Redis answered with an error (e.g. WRONGTYPE: key of another type) */
+    EDGELOCK_ERR_SHUTDOWN = -9,      /* the client is being destroyed */
+    EDGELOCK_ERR_STALE_HANDLE = -10, /* the lock handle was freed (or never created) */
+    EDGELOCK_ERR_WRONG_THREAD = -11, /* async call off the loop thread, or blocking call where it would deadlock */
+    EDGELOCK_ERR_BUSY = -12,         /* lock_free on a lock that is held or has calls in flight */
+    EDGELOCK_ERR_NO_MEMORY = -13,    /* edgelock_client_create() could not allocate its tables */
+    EDGELOCK_ERR_PROTOCOL = -14      /* Redis answered with a reply of an unexpected shape */
+} edgelock_status;
+
+/** Static text for a status, never NULL (unknown values give "unknown status"). */
+const char *edgelock_status_str(edgelock_status s);
+
+/** wait_ms: wait until the lock is acquired, however long that takes. */
+#define EDGELOCK_WAIT_FOREVER (-1)
+/** lease_ms: no fixed lease; the watchdog renews watchdog_lease_ms every third of it. */
+#define EDGELOCK_LEASE_WATCHDOG (-1)
+/** The largest wait or lease accepted, in ms (about 31 years). */
+#define EDGELOCK_MAX_TIME_MS 1000000000000LL
+
+/**
+ * Called on the loop thread when a lock held under the watchdog is lost: the
+ * renewal found the hash field gone (expired, deleted, Redis restarted) or the
+ * connection stayed down for a whole lease. `owner` is the owner id that held it
+ * (the thread id for blocking holders). The hold is gone from the client; a
+ * later unlock by that owner returns EDGELOCK_ERR_LOST.
+ */
+typedef void (*edgelock_lock_lost_fn)(edgelock_client *client, edgelock_lock lock,
+                                      uint64_t owner, void *user);
+
+/** Client configuration. Always fill with edgelock_config_init() first. */
+typedef struct edgelock_config {
+    /** redis://[user:password@]host:port[/db]; default "redis://127.0.0.1:6379".
+     *  The string is copied; host names are resolved with the system resolver. */
+    const char *url;
+    /** The client id in the owner field "<client id>:<owner id>". NULL (default):
+     *  a random UUID. Otherwise at most 63 bytes without ':'. */
+    const char *client_id;
+
+    /* Capacities: each table is allocated once at client creation. */
+    uint32_t max_locks;         /** lock handles (default 64) */
+    uint32_t max_holds;         /** (lock, owner) pairs held at once (default 64) */
+    uint32_t max_waiters;       /** lock calls waiting for an unlock at once (default 64) */
+    uint32_t max_subscriptions; /** distinct lock channels waited on at once (default 32) */
+    uint32_t max_commands;      /** Redis commands queued or in flight at once (default 128) */
+    uint32_t max_name_len;      /** longest lock name in bytes (default 128, at most 4096) */
+
+    uint32_t watchdog_lease_ms;    /** lease under the watchdog (default 30000, at least 30) */
+    uint32_t command_timeout_ms;   /** every Redis command, queued time included (default 3000) */
+    uint32_t connect_timeout_ms;   /** TCP connect + AUTH + SELECT (default 3000) */
+    uint32_t reconnect_min_ms;     /** first reconnect delay (default 100) */
+    uint32_t reconnect_max_ms;     /** reconnect delay cap, doubling up to it (default 5000) */
+    uint32_t unlock_latch_ttl_ms;  /** TTL of Redisson's unlock latch key (default 16000) */
+
+    /** Called when a watchdog hold is lost (may be NULL). */
+    edgelock_lock_lost_fn on_lock_lost;
+    void *on_lock_lost_user;
+} edgelock_config;
+
+/** Fill every field of *cfg with its default. */
+void edgelock_config_init(edgelock_config *cfg);
+
+/**
+ * Create a client and allocate all its tables.
+ * base != NULL: the client runs on the caller's event_base (event-loop mode);
+ *   only async calls can be used, on the thread that runs the base.
+ * base == NULL: the client starts and owns a loop thread; blocking and local
+ *   calls work from any thread, async calls from inside edgelock callbacks.
+ * Connecting happens in the background; calls made before it completes are
+ * queued (bounded by command_timeout_ms). *out is set only on EDGELOCK_OK.
+ * Errors: INVALID_ARG (NULL, bad URL or field), NO_MEMORY.
+ */
+edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_base *base,
+                                       edgelock_client **out);
+
+/**
+ * Destroy a client (NULL is accepted). Every pending async call completes with
+ * EDGELOCK_ERR_SHUTDOWN; blocking calls still running in other threads return
+ * EDGELOCK_ERR_SHUTDOWN. Locks still held are left to expire in Redis (their
+ * watchdog stops). In event-loop mode call it on the loop thread; from inside an
+ * edgelock callback the memory is released when control returns to the loop, so
+ * keep the loop running until then. For an owned loop, do not call it from an
+ * edgelock callback.
+ */
+void edgelock_client_destroy(edgelock_client *client);
+
+/** The client id used in owner fields (static for the client's life). */
+const char *edgelock_client_id(const edgelock_client *client);
+
+/** Table usage, for introspection and tests. */
+typedef struct edgelock_stats {
+    uint32_t locks, holds, waiters, subscriptions, commands; /* entries in use now */
+    uint32_t connected;    /* 1 when the command connection is ready */
+    uint64_t reconnects;   /* command connections re-established after a drop */
+    uint64_t renew_calls;  /* watchdog renewal script calls sent */
+    uint64_t table_bytes;  /* bytes allocated for tables at creation */
+} edgelock_stats;
+
+edgelock_status edgelock_client_stats(edgelock_client *client, edgelock_stats *out);
+
+/* ---------------------------------------------------------------- locks -- */
+
+/**
+ * Create a handle for the reentrant lock called `name` (any bytes, 1 to
+ * max_name_len). This is local: no Redis call. Keys follow Redisson: the hash is
+ * `name`, the channel `redisson_lock__channel:{name}`.
+ * Errors: INVALID_ARG, TABLE_FULL, SHUTDOWN, WRONG_THREAD.
+ */
+edgelock_status edgelock_lock_new(edgelock_client *client, const void *name, size_t name_len,
+                                  edgelock_lock *out);
+
+/**
+ * Free a lock handle. Fails with BUSY while any owner holds it through this
+ * client or any call on it is in flight; STALE_HANDLE when already freed.
+ */
+edgelock_status edgelock_lock_free(edgelock_client *client, edgelock_lock lock);
+
+/* ---- asynchronous calls ----
+ * One callback type serves every call; `value` is:
+ *   lock:          0
+ *   unlock:        1 when the lock was released, 0 when a re-entrant hold remains
+ *   force_unlock:  1 when a lock was deleted, 0 when it was free
+ *   is_locked:     1 or 0
+ *   hold_count:    holds of that owner (0 when not held by it)
+ *   remaining_ttl: ms left on the lock; -2 when free, -1 when it has no expiry
+ * `value` is 0 whenever status != EDGELOCK_OK.
+ * `owner` is the caller's own owner id (a task id, any uint64_t); the owner field
+ * in Redis is "<client id>:<owner>".
+ */
+typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock,
+                                   edgelock_status status, int64_t value, void *user);
+
+/**
+ * Acquire. wait_ms: 0 one attempt, > 0 wait up to that long, EDGELOCK_WAIT_FOREVER.
+ * lease_ms: > 0 fixed lease, or EDGELOCK_LEASE_WATCHDOG. Re-entry by the same
+ * owner increments the hold count. While the lock is held elsewhere the call
+ * waits for the unlock message on the lock's channel or for the holder's TTL to
+ * run out, never by polling. Results: OK, WAIT_TIMEOUT, TABLE_FULL (hold, waiter
+ * or subscription table), CONNECTION/TIMEOUT (Redis gone for the whole wait),
+ * REDIS (e.g. WRONGTYPE), SHUTDOWN.
+ */
+edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
+                                    int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb,
+                                    void *user);
+
+/** Release one hold. NOT_OWNER when `owner` does not hold it (nothing changed);
+ *  LOST when this client knew `owner` held it but Redis no longer has it. On full
+ *  release `0` is published on the channel to wake one waiter. */
+edgelock_status edgelock_unlock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
+                                      edgelock_result_fn cb, void *user);
+
+/** Delete the lock whoever holds it and publish the unlock message. */
+edgelock_status edgelock_force_unlock_async(edgelock_client *client, edgelock_lock lock,
+                                            edgelock_result_fn cb, void *user);
+
+edgelock_status edgelock_is_locked_async(edgelock_client *client, edgelock_lock lock,
+                                         edgelock_result_fn cb, void *user);
+
+/** Hold count of `owner` as Redis has it. If this client knew `owner` held the
+ *  lock and Redis no longer has the field, the status is LOST. */
+edgelock_status edgelock_hold_count_async(edgelock_client *client, edgelock_lock lock,
+                                          uint64_t owner, edgelock_result_fn cb, void *user);
+
+edgelock_status edgelock_remaining_ttl_async(edgelock_client *client, edgelock_lock lock,
+                                             edgelock_result_fn cb, void *user);
+
+/* ---- blocking calls (client that owns its loop; any thread but the loop's) ----
+ * Same semantics as the async calls, with the calling thread's id as owner. */
+
+/** Redisson's lock(): wait as long as it takes; watchdog lease. */
+edgelock_status edgelock_acquire(edgelock_client *client, edgelock_lock lock);
+edgelock_status edgelock_try_lock(edgelock_client *client, edgelock_lock lock, int64_t wait_ms,
+                                  int64_t lease_ms);
+/** *released (may be NULL): 1 when fully released, 0 when a re-entrant hold remains. */
+edgelock_status edgelock_unlock(edgelock_client *client, edgelock_lock lock, int *released);
+edgelock_status edgelock_force_unlock(edgelock_client *client, edgelock_lock lock, int *deleted);
+edgelock_status edgelock_is_locked(edgelock_client *client, edgelock_lock lock, int *locked);
+/** *held: 1 when the calling thread holds it. LOST when it held it and lost it. */
+edgelock_status edgelock_is_held_by_current_thread(edgelock_client *client, edgelock_lock lock,
+                                                   int *held);
+edgelock_status edgelock_hold_count(edgelock_client *client, edgelock_lock lock, int64_t *count);
+edgelock_status edgelock_remaining_ttl(edgelock_client *client, edgelock_lock lock, int64_t *ttl_ms);
+
+/** The owner id blocking calls use for the calling thread (its kernel thread id). */
+uint64_t edgelock_current_owner(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EDGELOCK_EDGELOCK_H */

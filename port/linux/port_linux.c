@@ -1,0 +1,113 @@
+/* Linux port of port.h: clocks, randomness, thread ids, pthreads, stderr log. */
+#define _GNU_SOURCE
+#include "port.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t edgelock_port_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    /* 64-bit arithmetic throughout: time_t is 32 bits on armhf. */
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int64_t edgelock_port_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + (int64_t)ts.tv_nsec / 1000000;
+}
+
+void edgelock_port_random(void *buf, size_t n)
+{
+    unsigned char *p = (unsigned char *)buf;
+    while (n > 0) {
+        ssize_t got = getrandom(p, n, 0);
+        if (got <= 0) {
+            /* getrandom only fails before the pool is seeded or when interrupted;
+             * fall back to the clock rather than leave bytes unset. */
+            uint64_t t = edgelock_port_now_ms() ^ (uint64_t)(uintptr_t)p;
+            *p = (unsigned char)(t * 2654435761u >> 13);
+            got = 1;
+        }
+        p += got;
+        n -= (size_t)got;
+    }
+}
+
+uint64_t edgelock_port_thread_id(void)
+{
+    return (uint64_t)syscall(SYS_gettid);
+}
+
+void *edgelock_port_alloc(size_t bytes)
+{
+    return calloc(1, bytes);
+}
+
+void edgelock_port_free(void *p)
+{
+    free(p);
+}
+
+void edgelock_port_log(int level, const char *fmt, ...)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    const char *env = getenv("EDGELOCK_LOG");
+    if (env == NULL || level > atoi(env)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "edgelock %s: ", names[level & 3]);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void edgelock_port_assert_fail(const char *expr, const char *file, int line)
+{
+    fprintf(stderr, "edgelock: invariant broken: %s (%s:%d)\n", expr, file, line);
+    abort();
+}
+
+void edgelock_port_mutex_init(edgelock_port_mutex *m) { pthread_mutex_init(m, NULL); }
+void edgelock_port_mutex_destroy(edgelock_port_mutex *m) { pthread_mutex_destroy(m); }
+void edgelock_port_mutex_lock(edgelock_port_mutex *m) { pthread_mutex_lock(m); }
+void edgelock_port_mutex_unlock(edgelock_port_mutex *m) { pthread_mutex_unlock(m); }
+
+void edgelock_port_cond_init(edgelock_port_cond *c)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+}
+void edgelock_port_cond_destroy(edgelock_port_cond *c) { pthread_cond_destroy(c); }
+void edgelock_port_cond_wait(edgelock_port_cond *c, edgelock_port_mutex *m) { pthread_cond_wait(c, m); }
+void edgelock_port_cond_signal(edgelock_port_cond *c) { pthread_cond_signal(c); }
+
+static void *thread_trampoline(void *arg)
+{
+    edgelock_port_thread *t = (edgelock_port_thread *)arg;
+    t->fn(t->arg);
+    return NULL;
+}
+
+int edgelock_port_thread_start(edgelock_port_thread *t, void (*fn)(void *), void *arg)
+{
+    t->fn = fn;
+    t->arg = arg;
+    return pthread_create(&t->handle, NULL, thread_trampoline, t) == 0 ? 0 : -1;
+}
+
+void edgelock_port_thread_join(edgelock_port_thread *t)
+{
+    pthread_join(t->handle, NULL);
+}

@@ -1,0 +1,15 @@
+/* Linux port: the OS object types behind port.h. */
+#ifndef EDGELOCK_PORT_TYPES_H
+#define EDGELOCK_PORT_TYPES_H
+
+#include <pthread.h>
+
+typedef pthread_mutex_t edgelock_port_mutex;
+typedef pthread_cond_t edgelock_port_cond;
+typedef struct edgelock_port_thread {
+    pthread_t handle;
+    void (*fn)(void *);
+    void *arg;
+} edgelock_port_thread;
+
+#endif /* EDGELOCK_PORT_TYPES_H */

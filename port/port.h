@@ -1,0 +1,65 @@
+/*
+ * The OS seam: everything edgelock needs from the operating system, and nothing
+ * else. A port supplies these functions plus port_types.h (the mutex, condition
+ * and thread types). C linkage so a port can be written in C.
+ */
+#ifndef EDGELOCK_PORT_H
+#define EDGELOCK_PORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "port_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Monotonic milliseconds from an arbitrary origin; only used for differences. */
+uint64_t edgelock_port_now_ms(void);
+
+/** Wall-clock milliseconds since the Unix epoch (Redisson's fair-lock deadlines). */
+int64_t edgelock_port_wall_ms(void);
+
+/** Fill buf with n unpredictable bytes (client ids, unlock request ids, jitter). */
+void edgelock_port_random(void *buf, size_t n);
+
+/** An id for the calling thread, unique among live threads of the process. */
+uint64_t edgelock_port_thread_id(void);
+
+/** Memory for the tables, called only while a client is created or destroyed. */
+void *edgelock_port_alloc(size_t bytes);
+void edgelock_port_free(void *p);
+
+enum { EDGELOCK_LOG_ERROR = 0, EDGELOCK_LOG_WARN = 1, EDGELOCK_LOG_INFO = 2, EDGELOCK_LOG_DEBUG = 3 };
+/** printf-style diagnostics; the Linux port writes to stderr when EDGELOCK_LOG is set. */
+void edgelock_port_log(int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/** A broken invariant (a bug, never bad input): report and abort. */
+void edgelock_port_assert_fail(const char *expr, const char *file, int line);
+
+/* Blocking facade: a mutex, a condition variable and the loop thread. */
+void edgelock_port_mutex_init(edgelock_port_mutex *m);
+void edgelock_port_mutex_destroy(edgelock_port_mutex *m);
+void edgelock_port_mutex_lock(edgelock_port_mutex *m);
+void edgelock_port_mutex_unlock(edgelock_port_mutex *m);
+void edgelock_port_cond_init(edgelock_port_cond *c);
+void edgelock_port_cond_destroy(edgelock_port_cond *c);
+void edgelock_port_cond_wait(edgelock_port_cond *c, edgelock_port_mutex *m);
+void edgelock_port_cond_signal(edgelock_port_cond *c);
+/** Start fn(arg) on a new thread; 0 on success. */
+int edgelock_port_thread_start(edgelock_port_thread *t, void (*fn)(void *), void *arg);
+void edgelock_port_thread_join(edgelock_port_thread *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#define EDGELOCK_ASSERT(expr) \
+    ((expr) ? (void)0 : edgelock_port_assert_fail(#expr, __FILE__, __LINE__))
+
+#endif /* EDGELOCK_PORT_H */

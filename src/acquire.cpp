@@ -1,0 +1,271 @@
+// A lock call in progress (a "waiter"), from its first attempt to its callback.
+//
+//   attempt --acquired--> done
+//      |  \--held elsewhere--> subscribe to the lock channel, attempt again
+//      |                        (an unlock between the first attempt and the
+//      |                        subscription would otherwise be missed)
+//      \--held, subscribed--> wait: an unlock message, the holder's TTL, or
+//                             the end of the wait, whichever comes first
+//
+// Never a polling loop: without a message the only timer is the holder's TTL.
+// An unlock message that arrives while the waiter's attempt is in flight is
+// remembered (wake_pending), as Redisson's semaphore permit is, so a waiter
+// told "held" by a reply older than the unlock retries at once.
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
+
+#include "client.hpp"
+
+namespace edgelock {
+
+static int64_t effective_lease(const Client *c, int64_t lease_ms)
+{
+    return lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)c->cfg.watchdog_lease_ms : lease_ms;
+}
+
+static void finish(Client *c, uint32_t index, edgelock_status st)
+{
+    Waiter *w = c->waiters.get(index);
+    event_del(c->waiter_timers[index].ev);
+    if (w->sub_index != kNoIndex) sub_leave(c, w->sub_index);
+    hold_unpin(c, w->hold_index);
+    lock_get(c, w->lock_id)->refs--;
+    if (w->starved) c->starved_waiters--;
+    edgelock_result_fn cb = w->cb;
+    void *user = w->user;
+    uint64_t lock_id = w->lock_id;
+    c->waiters.release(index);
+    invoke_result(c, cb, lock_id, st, 0, user);
+}
+
+static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t delay_ms)
+{
+    Waiter *w = c->waiters.get(index);
+    w->state = state;
+    event_del(c->waiter_timers[index].ev);
+    if (delay_ms != kForever) timer_arm(c->waiter_timers[index].ev, delay_ms);
+}
+
+static uint64_t remaining(const Waiter *w, uint64_t now)
+{
+    if (w->deadline_ms == kForever) return kForever;
+    return w->deadline_ms > now ? w->deadline_ms - now : 0;
+}
+
+static void attempt(Client *c, uint32_t index)
+{
+    Waiter *w = c->waiters.get(index);
+    uint64_t id;
+    Command *cmd = cmd_new(c, CmdKind::Acquire, w->lock_id, &id);
+    if (!cmd) {
+        // Command table full: try again as soon as any command completes. The
+        // wait timer keeps running so the deadline still holds.
+        if (!w->starved) c->starved_waiters++;
+        w->starved = true;
+        uint64_t now = edgelock_port_now_ms();
+        wait_for(c, index, WaiterState::Waiting, remaining(w, now));
+        return;
+    }
+    if (w->starved) c->starved_waiters--;
+    w->starved = false;
+    w->wake_pending = false;
+    event_del(c->waiter_timers[index].ev);
+    w->state = WaiterState::Attempting;
+    cmd->owner = w->owner;
+    cmd->ref = c->waiters.id_of(index);
+    cmd->lease_ms = effective_lease(c, w->lease_ms);
+    cmd_submit(c, id);
+}
+
+edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t wait_ms,
+                              int64_t lease_ms, edgelock_result_fn cb, void *user)
+{
+    if (!cb) return EDGELOCK_ERR_INVALID_ARG;
+    if (wait_ms != EDGELOCK_WAIT_FOREVER && (wait_ms < 0 || wait_ms > EDGELOCK_MAX_TIME_MS))
+        return EDGELOCK_ERR_INVALID_ARG;
+    if (lease_ms != EDGELOCK_LEASE_WATCHDOG && (lease_ms <= 0 || lease_ms > EDGELOCK_MAX_TIME_MS))
+        return EDGELOCK_ERR_INVALID_ARG;
+    if (c->closing) return EDGELOCK_ERR_SHUTDOWN;
+    LockEntry *le = lock_get(c, lock.id);
+    if (!le) return EDGELOCK_ERR_STALE_HANDLE;
+    if (c->waiters.full() || c->cmds.full()) return EDGELOCK_ERR_TABLE_FULL;
+    uint32_t hold_index;
+    if (!hold_reserve(c, lock.id, owner, &hold_index)) return EDGELOCK_ERR_TABLE_FULL;
+
+    uint32_t index;
+    Waiter *w = c->waiters.alloc(&index);
+    uint64_t now = edgelock_port_now_ms();
+    w->lock_id = lock.id;
+    w->owner = owner;
+    w->lease_ms = lease_ms;
+    w->deadline_ms = wait_ms == EDGELOCK_WAIT_FOREVER ? kForever : add_ms(now, (uint64_t)wait_ms);
+    w->seq = ++c->waiter_seq;
+    w->cb = cb;
+    w->user = user;
+    w->hold_index = hold_index;
+    w->sub_index = kNoIndex;
+    w->last_error = EDGELOCK_OK;
+    le->refs++;
+    attempt(c, index); // a command slot is free: checked above
+    return EDGELOCK_OK;
+}
+
+static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
+{
+    Waiter *w = c->waiters.get(index);
+    uint64_t now = edgelock_port_now_ms();
+    if (w->wake_pending) {
+        attempt(c, index);
+        return;
+    }
+    uint64_t left = remaining(w, now);
+    if (left == 0) {
+        finish(c, index, EDGELOCK_ERR_WAIT_TIMEOUT);
+        return;
+    }
+    // The holder's lease runs out after ttl ms (Redis does not publish expiry):
+    // retry then. ttl < 0 means no expiry; only a message or the deadline helps.
+    uint64_t delay = ttl >= 0 ? (uint64_t)ttl + 1 : kForever;
+    if (delay > left) delay = left;
+    if (w->sub_index == kNoIndex) {
+        edgelock_status st = sub_join(c, w->lock_id, &w->sub_index);
+        if (st != EDGELOCK_OK) {
+            w->sub_index = kNoIndex;
+            finish(c, index, st);
+            return;
+        }
+        if (c->subs.get(w->sub_index)->state == SubState::Subscribed) {
+            attempt(c, index); // joined a live subscription: close the gap now
+            return;
+        }
+        wait_for(c, index, WaiterState::Subscribing, delay);
+        return;
+    }
+    wait_for(c, index, WaiterState::Waiting, delay);
+}
+
+void acquire_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock_status st)
+{
+    Waiter *w = c->waiters.get_id(cmd->ref);
+    if (!w) return; // completed at shutdown
+    uint32_t index = id_index(cmd->ref);
+    if (st == EDGELOCK_OK) {
+        w->last_error = EDGELOCK_OK;
+        if (reply->type == REDIS_REPLY_NIL) {
+            hold_acquired(c, w->hold_index, w->lease_ms, cmd->sent_ms);
+            finish(c, index, EDGELOCK_OK);
+        } else if (reply->type == REDIS_REPLY_INTEGER) {
+            held_elsewhere(c, index, (int64_t)reply->integer);
+        } else {
+            finish(c, index, EDGELOCK_ERR_PROTOCOL);
+        }
+        return;
+    }
+    if (st == EDGELOCK_ERR_REDIS) {
+        edgelock_port_log(EDGELOCK_LOG_WARN, "acquire refused: %s", reply ? reply->str : "");
+        finish(c, index, st);
+        return;
+    }
+    if (st == EDGELOCK_ERR_SHUTDOWN || st == EDGELOCK_ERR_INVALID_ARG) {
+        finish(c, index, st);
+        return;
+    }
+    // Connection dropped or timed out: the script may have run. If this owner
+    // held nothing before, give back whatever it may now hold, ahead of any
+    // retry on the same connection. (A re-entry of unknown outcome is left
+    // alone: an extra count only delays release until the lease ends.)
+    Hold *h = c->holds.get(w->hold_index);
+    if (h->count == 0) cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
+    w->last_error = st;
+    uint64_t left = remaining(w, edgelock_port_now_ms());
+    if (left == 0) {
+        finish(c, index, st);
+        return;
+    }
+    // Retried when the command connection is back (acquire_retry_all); the
+    // connection is always down by the time such a reply is delivered.
+    wait_for(c, index, WaiterState::Waiting, left);
+}
+
+void acquire_on_timer(Client *c, uint32_t index)
+{
+    Waiter *w = c->waiters.get(index);
+    if (!w || w->state == WaiterState::Attempting) return;
+    if (remaining(w, edgelock_port_now_ms()) == 0) {
+        finish(c, index, w->last_error != EDGELOCK_OK ? w->last_error : EDGELOCK_ERR_WAIT_TIMEOUT);
+        return;
+    }
+    attempt(c, index);
+}
+
+// Wake the waiter at `index` (or remember the wake if its attempt is in flight).
+static void wake(Client *c, uint32_t index)
+{
+    Waiter *w = c->waiters.get(index);
+    if (w->state == WaiterState::Attempting)
+        w->wake_pending = true;
+    else
+        attempt(c, index);
+}
+
+void acquire_wake(Client *c, uint32_t sub_index, bool all)
+{
+    if (all) {
+        acquire_on_subscribed(c, sub_index);
+        return;
+    }
+    // One unlock frees the lock for one taker: wake the oldest idle waiter, or
+    // failing that mark the oldest one whose attempt is in flight.
+    uint32_t best = kNoIndex, best_busy = kNoIndex;
+    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+        Waiter *w = c->waiters.get(i);
+        if (!w || w->sub_index != sub_index) continue;
+        if (w->state != WaiterState::Attempting) {
+            if (best == kNoIndex || w->seq < c->waiters.get(best)->seq) best = i;
+        } else if (!w->wake_pending) {
+            if (best_busy == kNoIndex || w->seq < c->waiters.get(best_busy)->seq) best_busy = i;
+        }
+    }
+    if (best != kNoIndex)
+        attempt(c, best);
+    else if (best_busy != kNoIndex)
+        c->waiters.get(best_busy)->wake_pending = true;
+}
+
+// Subscription confirmed (first time or after a reconnect, when messages may
+// have been missed): every waiter of the channel tries again.
+void acquire_on_subscribed(Client *c, uint32_t sub_index)
+{
+    for (uint32_t i = 0; i < c->waiters.capacity() && !c->closing; i++) {
+        Waiter *w = c->waiters.get(i);
+        if (w && w->sub_index == sub_index) wake(c, i);
+    }
+}
+
+void acquire_retry_all(Client *c)
+{
+    for (uint32_t i = 0; i < c->waiters.capacity() && !c->closing; i++) {
+        Waiter *w = c->waiters.get(i);
+        if (w && w->state != WaiterState::Attempting && w->last_error != EDGELOCK_OK) attempt(c, i);
+    }
+}
+
+void acquire_on_command_slot_free(Client *c)
+{
+    if (c->starved_waiters == 0) return;
+    for (uint32_t i = 0; i < c->waiters.capacity() && !c->cmds.full() && !c->closing; i++) {
+        Waiter *w = c->waiters.get(i);
+        if (w && w->starved) {
+            attempt(c, i);
+            return; // one slot freed: one retry
+        }
+    }
+}
+
+void acquire_fail_all(Client *c, edgelock_status st)
+{
+    for (uint32_t i = 0; i < c->waiters.capacity(); i++)
+        if (c->waiters.get(i)) finish(c, i, st);
+}
+
+} // namespace edgelock

@@ -1,0 +1,168 @@
+#include "blocking.hpp"
+
+#include <event2/event.h>
+#include <string.h>
+
+namespace edgelock {
+
+static void complete(Client *c, BlockingRequest *r, edgelock_status st, int64_t value)
+{
+    edgelock_port_mutex_lock(&c->mutex);
+    r->status = st;
+    r->value = value;
+    r->done = true;
+    // Signalled under the mutex: the caller cannot return (and pop r off its
+    // stack) before we let go of it, and we touch r no more after that.
+    edgelock_port_cond_signal(&r->cond);
+    edgelock_port_mutex_unlock(&c->mutex);
+}
+
+static void request_done(edgelock_client *client, edgelock_lock, edgelock_status st, int64_t value,
+                         void *user)
+{
+    complete(reinterpret_cast<Client *>(client), static_cast<BlockingRequest *>(user), st, value);
+}
+
+edgelock_status stats(Client *c, edgelock_stats *out)
+{
+    if (!out) return EDGELOCK_ERR_INVALID_ARG;
+    memset(out, 0, sizeof(*out));
+    out->locks = c->locks.used();
+    out->holds = c->holds.used();
+    out->waiters = c->waiters.used();
+    out->subscriptions = c->subs.used();
+    out->commands = c->cmds.used();
+    out->connected = conn_ready(&c->cmd_conn) ? 1u : 0u;
+    out->reconnects = c->reconnects;
+    out->renew_calls = c->renew_calls;
+    out->table_bytes = c->table_bytes;
+    return EDGELOCK_OK;
+}
+
+void run_local(Client *c, BlockingRequest *r)
+{
+    switch (r->op) {
+    case ReqOp::LockNew: r->status = lock_new(c, r->name, r->name_len, r->lock_out); break;
+    case ReqOp::LockFree: r->status = lock_free(c, r->lock); break;
+    case ReqOp::Stats: r->status = stats(c, r->stats_out); break;
+    default: EDGELOCK_ASSERT(false);
+    }
+}
+
+static void run(Client *c, BlockingRequest *r)
+{
+    edgelock_status st;
+    switch (r->op) {
+    case ReqOp::LockNew:
+    case ReqOp::LockFree:
+    case ReqOp::Stats:
+        run_local(c, r);
+        complete(c, r, r->status, 0);
+        return;
+    case ReqOp::Acquire:
+        st = acquire_start(c, r->lock, r->owner, r->wait_ms, r->lease_ms, request_done, r);
+        break;
+    case ReqOp::Release: st = release_start(c, r->lock, r->owner, request_done, r); break;
+    case ReqOp::ForceRelease: st = query_start(c, CmdKind::ForceRelease, r->lock, 0, request_done, r); break;
+    case ReqOp::Exists: st = query_start(c, CmdKind::Exists, r->lock, 0, request_done, r); break;
+    case ReqOp::HoldCount: st = query_start(c, CmdKind::HoldCount, r->lock, r->owner, request_done, r); break;
+    case ReqOp::Ttl: st = query_start(c, CmdKind::Ttl, r->lock, 0, request_done, r); break;
+    default: st = EDGELOCK_ERR_INVALID_ARG; break;
+    }
+    if (st != EDGELOCK_OK) complete(c, r, st, 0); // the callback will never fire
+}
+
+static void wake_cb(evutil_socket_t, short, void *arg)
+{
+    auto *c = static_cast<Client *>(arg);
+    edgelock_port_mutex_lock(&c->mutex);
+    BlockingRequest *list = c->inbox;
+    c->inbox = nullptr;
+    bool stop = c->loop_stop;
+    edgelock_port_mutex_unlock(&c->mutex);
+
+    if (stop) client_shutdown(c); // every call started so far completes with SHUTDOWN
+    // The inbox is newest-first; run oldest first.
+    BlockingRequest *fifo = nullptr;
+    while (list) {
+        BlockingRequest *next = list->next;
+        list->next = fifo;
+        fifo = list;
+        list = next;
+    }
+    while (fifo) {
+        BlockingRequest *next = fifo->next;
+        run(c, fifo);
+        fifo = next;
+    }
+    if (stop) event_base_loopbreak(c->base);
+}
+
+static void loop_main(void *arg)
+{
+    auto *c = static_cast<Client *>(arg);
+    edgelock_port_mutex_lock(&c->mutex);
+    c->loop_thread_id = edgelock_port_thread_id();
+    edgelock_port_cond_signal(&c->idle_cond);
+    edgelock_port_mutex_unlock(&c->mutex);
+    event_base_loop(c->base, EVLOOP_NO_EXIT_ON_EMPTY);
+}
+
+edgelock_status blocking_start(Client *c)
+{
+    edgelock_port_mutex_init(&c->mutex);
+    edgelock_port_cond_init(&c->idle_cond);
+    c->wake_event = event_new(c->base, -1, 0, wake_cb, c);
+    if (!c->wake_event) return EDGELOCK_ERR_NO_MEMORY;
+    c->table_bytes += event_get_struct_event_size();
+    if (edgelock_port_thread_start(&c->thread, loop_main, c) != 0) return EDGELOCK_ERR_NO_MEMORY;
+    // Wait until the loop thread has published its id: on_loop_thread() reads it.
+    edgelock_port_mutex_lock(&c->mutex);
+    while (c->loop_thread_id == 0) edgelock_port_cond_wait(&c->idle_cond, &c->mutex);
+    edgelock_port_mutex_unlock(&c->mutex);
+    return EDGELOCK_OK;
+}
+
+void blocking_stop(Client *c)
+{
+    edgelock_port_mutex_lock(&c->mutex);
+    c->loop_stop = true;
+    edgelock_port_mutex_unlock(&c->mutex);
+    event_active(c->wake_event, EV_TIMEOUT, 0);
+    edgelock_port_thread_join(&c->thread);
+    // Callers woken with SHUTDOWN may still be on their way out of the mutex.
+    edgelock_port_mutex_lock(&c->mutex);
+    while (c->blocking_callers > 0) edgelock_port_cond_wait(&c->idle_cond, &c->mutex);
+    edgelock_port_mutex_unlock(&c->mutex);
+    edgelock_port_cond_destroy(&c->idle_cond);
+    edgelock_port_mutex_destroy(&c->mutex);
+}
+
+edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value)
+{
+    if (!c->owns_base || on_loop_thread(c)) return EDGELOCK_ERR_WRONG_THREAD;
+    edgelock_port_cond_init(&r->cond);
+    edgelock_port_mutex_lock(&c->mutex);
+    if (c->loop_stop) {
+        edgelock_port_mutex_unlock(&c->mutex);
+        edgelock_port_cond_destroy(&r->cond);
+        return EDGELOCK_ERR_SHUTDOWN;
+    }
+    c->blocking_callers++;
+    r->done = false;
+    r->next = c->inbox;
+    c->inbox = r;
+    edgelock_port_mutex_unlock(&c->mutex);
+    event_active(c->wake_event, EV_TIMEOUT, 0);
+
+    edgelock_port_mutex_lock(&c->mutex);
+    while (!r->done) edgelock_port_cond_wait(&r->cond, &c->mutex);
+    edgelock_status st = r->status;
+    if (value) *value = r->value;
+    if (--c->blocking_callers == 0 && c->loop_stop) edgelock_port_cond_signal(&c->idle_cond);
+    edgelock_port_mutex_unlock(&c->mutex);
+    edgelock_port_cond_destroy(&r->cond);
+    return st;
+}
+
+} // namespace edgelock

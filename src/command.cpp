@@ -1,0 +1,340 @@
+// The command table: every Redis command edgelock sends lives in a slot from
+// creation to completion. Commands made while the connection is down wait in a
+// FIFO; one timer enforces every deadline (hiredis 0.14 has no command timeout).
+// A command is formatted only when it is sent, into the client's one command
+// buffer, so a queued command costs a slot and nothing else.
+#include <event2/event.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <string.h>
+
+#include "client.hpp"
+#include "names.hpp"
+#include "resp.hpp"
+
+namespace edgelock {
+
+static const char kPublish[] = "publish";
+
+// hiredis privdata: slot index and the low 16 bits of its generation, so a late
+// reply for a slot that was completed and reused is recognised (32-bit safe).
+static void *to_privdata(uint64_t id)
+{
+    return reinterpret_cast<void *>((uintptr_t)(id_index(id) | (id_gen(id) & 0xffffu) << 16));
+}
+
+static Command *from_privdata(Client *c, void *p, uint32_t *index)
+{
+    uintptr_t v = reinterpret_cast<uintptr_t>(p);
+    uint32_t i = (uint32_t)(v & 0xffffu);
+    Command *cmd = c->cmds.get(i);
+    if (!cmd || (id_gen(c->cmds.id_of(i)) & 0xffffu) != ((v >> 16) & 0xffffu)) return nullptr;
+    *index = i;
+    return cmd;
+}
+
+Command *cmd_new(Client *c, CmdKind kind, uint64_t lock_id, uint64_t *id_out)
+{
+    if (c->closing) return nullptr;
+    uint32_t i;
+    Command *cmd = c->cmds.alloc(&i);
+    if (!cmd) return nullptr;
+    cmd->kind = kind;
+    cmd->state = CmdState::Queued;
+    cmd->deadline_ms = add_ms(edgelock_port_now_ms(), c->cfg.command_timeout_ms);
+    cmd->lock_id = lock_id;
+    cmd->next = kNoIndex;
+    cmd->pins_lock = lock_id != 0;
+    if (lock_id) lock_get(c, lock_id)->refs++;
+    *id_out = c->cmds.id_of(i);
+    return cmd;
+}
+
+static void write_key(RespCommand &rc, Client *c, uint64_t lock_id)
+{
+    uint32_t len;
+    const char *name = lock_name(c, lock_id, &len);
+    rc.arg(name, len);
+}
+
+static void write_prefixed(RespCommand &rc, Client *c, uint64_t lock_id, const char *prefix)
+{
+    uint32_t len;
+    const char *name = lock_name(c, lock_id, &len);
+    write_prefix_name(rc.begin_arg(), prefix, name, len);
+    rc.end_arg();
+}
+
+static void write_latch(RespCommand &rc, Client *c, const Command *cmd)
+{
+    static const char hex[] = "0123456789abcdef";
+    uint32_t len;
+    const char *name = lock_name(c, cmd->lock_id, &len);
+    Writer &w = rc.begin_arg();
+    write_prefix_name(w, kUnlockLatchPrefix, name, len);
+    char id[33];
+    for (int i = 0; i < 16; i++) {
+        id[2 * i] = hex[cmd->request_id[i] >> 4];
+        id[2 * i + 1] = hex[cmd->request_id[i] & 15];
+    }
+    w.bytes(":", 1);
+    w.bytes(id, 32);
+    rc.end_arg();
+}
+
+static void write_owner_arg(RespCommand &rc, Client *c, uint64_t owner)
+{
+    write_owner(rc.begin_arg(), c->client_id, owner);
+    rc.end_arg();
+}
+
+static void write_script(RespCommand &rc, const Command *cmd, ScriptId id, uint32_t nkeys)
+{
+    const Script &s = kScripts[id];
+    if (cmd->eval_fallback) {
+        rc.arg("EVAL");
+        rc.arg(s.text, s.len);
+    } else {
+        rc.arg("EVALSHA");
+        rc.arg(s.sha1, 40);
+    }
+    rc.arg_u64(nkeys);
+}
+
+// The renewal batch: holds tagged with this command, in the order they were
+// tagged (renew_pos), as KEYS and then their owners as ARGV.
+static void write_renew(RespCommand &rc, Client *c, const Command *cmd, uint64_t id)
+{
+    uint32_t order[kRenewBatch];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->holds.capacity(); i++) {
+        Hold *h = c->holds.get(i);
+        if (h && h->renewing && h->renew_cmd == id && h->renew_pos < kRenewBatch) {
+            order[h->renew_pos] = i;
+            n++;
+        }
+    }
+    write_script(rc, cmd, kScriptRenew, n);
+    for (uint32_t k = 0; k < n; k++) write_key(rc, c, c->holds.get(order[k])->lock_id);
+    rc.arg_u64(c->cfg.watchdog_lease_ms);
+    for (uint32_t k = 0; k < n; k++) write_owner_arg(rc, c, c->holds.get(order[k])->owner);
+}
+
+static bool format(Client *c, const Command *cmd, uint64_t id, const char **out, size_t *len)
+{
+    // An unpinned cleanup re-sent after NOSCRIPT may outlive its lock handle.
+    if (cmd->lock_id && !lock_get(c, cmd->lock_id)) return false;
+    RespCommand rc(c->cmd_buf, c->cmd_buf_len);
+    switch (cmd->kind) {
+    case CmdKind::Acquire:
+        write_script(rc, cmd, kScriptAcquire, 1);
+        write_key(rc, c, cmd->lock_id);
+        rc.arg_i64(cmd->lease_ms);
+        write_owner_arg(rc, c, cmd->owner);
+        break;
+    case CmdKind::Release:
+    case CmdKind::Cleanup:
+        write_script(rc, cmd, kScriptRelease, 3);
+        write_key(rc, c, cmd->lock_id);
+        write_prefixed(rc, c, cmd->lock_id, kLockChannelPrefix);
+        write_latch(rc, c, cmd);
+        rc.arg("0");
+        rc.arg_i64(cmd->lease_ms);
+        write_owner_arg(rc, c, cmd->owner);
+        rc.arg(kPublish);
+        rc.arg_u64(c->cfg.unlock_latch_ttl_ms);
+        break;
+    case CmdKind::ForceRelease:
+        write_script(rc, cmd, kScriptForceRelease, 2);
+        write_key(rc, c, cmd->lock_id);
+        write_prefixed(rc, c, cmd->lock_id, kLockChannelPrefix);
+        rc.arg("0");
+        rc.arg(kPublish);
+        break;
+    case CmdKind::Exists:
+        rc.arg("EXISTS");
+        write_key(rc, c, cmd->lock_id);
+        break;
+    case CmdKind::HoldCount:
+        rc.arg("HGET");
+        write_key(rc, c, cmd->lock_id);
+        write_owner_arg(rc, c, cmd->owner);
+        break;
+    case CmdKind::Ttl:
+        rc.arg("PTTL");
+        write_key(rc, c, cmd->lock_id);
+        break;
+    case CmdKind::Renew:
+        write_renew(rc, c, cmd, id);
+        break;
+    case CmdKind::LatchDelete:
+        rc.arg("DEL");
+        write_latch(rc, c, cmd);
+        break;
+    }
+    return rc.finish(out, len);
+}
+
+static void unlink_queued(Client *c, uint32_t index)
+{
+    uint32_t prev = kNoIndex;
+    for (uint32_t i = c->send_head; i != kNoIndex; prev = i, i = c->cmds.get(i)->next) {
+        if (i != index) continue;
+        uint32_t next = c->cmds.get(i)->next;
+        if (prev == kNoIndex)
+            c->send_head = next;
+        else
+            c->cmds.get(prev)->next = next;
+        if (c->send_tail == index) c->send_tail = prev;
+        return;
+    }
+}
+
+// Release the slot first, then dispatch a copy: the handler may call the user,
+// who may start new calls that want this very slot.
+static void complete(Client *c, uint32_t index, redisReply *reply, edgelock_status st)
+{
+    Command *slot = c->cmds.get(index);
+    uint64_t id = c->cmds.id_of(index);
+    Command cmd = *slot;
+    if (cmd.state == CmdState::Queued) unlink_queued(c, index);
+    c->cmds.release(index);
+    if (cmd.pins_lock) lock_get(c, cmd.lock_id)->refs--;
+
+    switch (cmd.kind) {
+    case CmdKind::Acquire: acquire_on_reply(c, &cmd, reply, st); break;
+    case CmdKind::Release: release_on_reply(c, &cmd, reply, st); break;
+    case CmdKind::Cleanup: release_on_reply(c, &cmd, reply, st); break;
+    case CmdKind::ForceRelease:
+    case CmdKind::Exists:
+    case CmdKind::HoldCount:
+    case CmdKind::Ttl: query_on_reply(c, &cmd, reply, st); break;
+    case CmdKind::Renew: watchdog_on_renew_reply(c, id, &cmd, reply, st); break;
+    case CmdKind::LatchDelete: break;
+    }
+    if (!c->closing) acquire_on_command_slot_free(c);
+}
+
+static void reply_cb(redisAsyncContext *ac, void *r, void *privdata);
+
+static bool send(Client *c, uint32_t index)
+{
+    Command *cmd = c->cmds.get(index);
+    uint64_t id = c->cmds.id_of(index);
+    const char *buf;
+    size_t len;
+    if (!format(c, cmd, id, &buf, &len)) {
+        edgelock_port_log(EDGELOCK_LOG_ERROR, "command could not be formatted");
+        complete(c, index, nullptr, EDGELOCK_ERR_INVALID_ARG);
+        return false;
+    }
+    if (redisAsyncFormattedCommand(c->cmd_conn.ac, reply_cb, to_privdata(id), buf, len) != REDIS_OK) {
+        complete(c, index, nullptr, EDGELOCK_ERR_CONNECTION);
+        return false;
+    }
+    cmd->state = CmdState::Sent;
+    cmd->sent_ms = edgelock_port_now_ms();
+    // Housekeeping the user did not ask for must not keep lock_free() BUSY
+    // once its bytes are on the wire; no caller waits on its lock handle.
+    if (cmd->pins_lock && (cmd->kind == CmdKind::LatchDelete || cmd->kind == CmdKind::Cleanup)) {
+        lock_get(c, cmd->lock_id)->refs--;
+        cmd->pins_lock = false;
+    }
+    return true;
+}
+
+static void reply_cb(redisAsyncContext *ac, void *r, void *privdata)
+{
+    auto *conn = static_cast<Connection *>(ac->data);
+    Client *c = conn->client;
+    uint32_t index;
+    Command *cmd = from_privdata(c, privdata, &index);
+    if (!cmd || cmd->state != CmdState::Sent) return; // completed already (timeout)
+    auto *reply = static_cast<redisReply *>(r);
+    if (!reply) {
+        complete(c, index, nullptr, EDGELOCK_ERR_CONNECTION);
+        return;
+    }
+    if (reply->type == REDIS_REPLY_ERROR && !cmd->eval_fallback && strncmp(reply->str, "NOSCRIPT", 8) == 0) {
+        // The server lost our scripts (restart, SCRIPT FLUSH): send the body.
+        cmd->eval_fallback = true;
+        if (conn_ready(&c->cmd_conn)) send(c, index);
+        else complete(c, index, nullptr, EDGELOCK_ERR_CONNECTION);
+        return;
+    }
+    complete(c, index, reply, reply->type == REDIS_REPLY_ERROR ? EDGELOCK_ERR_REDIS : EDGELOCK_OK);
+}
+
+static void arm_timer(Client *c, uint64_t deadline)
+{
+    if (deadline >= c->cmd_timer_at) return;
+    uint64_t now = edgelock_port_now_ms();
+    c->cmd_timer_at = deadline;
+    timer_arm(c->cmd_timer, deadline > now ? deadline - now : 0);
+}
+
+void cmd_submit(Client *c, uint64_t id)
+{
+    uint32_t index = id_index(id);
+    Command *cmd = c->cmds.get(index);
+    arm_timer(c, cmd->deadline_ms);
+    if (c->send_head == kNoIndex && conn_ready(&c->cmd_conn)) {
+        send(c, index);
+        return;
+    }
+    if (c->send_tail == kNoIndex)
+        c->send_head = index;
+    else
+        c->cmds.get(c->send_tail)->next = index;
+    c->send_tail = index;
+    cmd_flush_queue(c);
+}
+
+void cmd_flush_queue(Client *c)
+{
+    while (c->send_head != kNoIndex && conn_ready(&c->cmd_conn) && !c->closing) {
+        uint32_t index = c->send_head;
+        Command *cmd = c->cmds.get(index);
+        c->send_head = cmd->next;
+        if (c->send_head == kNoIndex) c->send_tail = kNoIndex;
+        cmd->next = kNoIndex;
+        send(c, index); // marks it Sent, or completes it on failure
+    }
+}
+
+void cmd_fail_all(Client *c, edgelock_status st)
+{
+    for (uint32_t i = 0; i < c->cmds.capacity(); i++)
+        if (c->cmds.get(i)) complete(c, i, nullptr, st);
+    c->send_head = c->send_tail = kNoIndex;
+}
+
+void cmd_on_timer(Client *c)
+{
+    c->cmd_timer_at = kForever;
+    uint64_t now = edgelock_port_now_ms();
+    bool sent_expired = false;
+    for (uint32_t i = 0; i < c->cmds.capacity() && !c->closing; i++) {
+        Command *cmd = c->cmds.get(i);
+        if (!cmd || cmd->deadline_ms > now) continue;
+        bool sent = cmd->state == CmdState::Sent;
+        sent_expired |= sent;
+        // Never sent: Redis was unreachable all along. Sent: it did not answer.
+        complete(c, i, nullptr, sent ? EDGELOCK_ERR_TIMEOUT : EDGELOCK_ERR_CONNECTION);
+    }
+    if (c->closing) return;
+    // A reply that never came leaves the connection's reply order unknowable:
+    // drop it; every other command on it completes, and we reconnect.
+    if (sent_expired && c->cmd_conn.state != ConnState::Down) {
+        edgelock_port_log(EDGELOCK_LOG_WARN, "command timed out; dropping the connection");
+        conn_drop(&c->cmd_conn);
+    }
+    uint64_t next = kForever;
+    for (uint32_t i = 0; i < c->cmds.capacity(); i++) {
+        Command *cmd = c->cmds.get(i);
+        if (cmd && cmd->deadline_ms < next) next = cmd->deadline_ms;
+    }
+    if (next != kForever) arm_timer(c, next);
+}
+
+} // namespace edgelock

@@ -1,0 +1,69 @@
+#include "names.hpp"
+
+#include <string.h>
+
+namespace edgelock {
+
+const char kLockChannelPrefix[] = "redisson_lock__channel";
+const char kUnlockLatchPrefix[] = "redisson_unlock_latch";
+
+void Writer::bytes(const void *p, size_t n)
+{
+    if (overflow || n > cap - len) {
+        overflow = true;
+        return;
+    }
+    if (n) memcpy(buf + len, p, n);
+    len += n;
+}
+
+void Writer::str(const char *s) { bytes(s, strlen(s)); }
+
+void Writer::u64(uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    char out[20];
+    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    bytes(out, n);
+}
+
+void Writer::i64(int64_t v)
+{
+    if (v < 0) {
+        bytes("-", 1);
+        u64((uint64_t)(-(v + 1)) + 1); // no overflow at INT64_MIN
+    } else {
+        u64((uint64_t)v);
+    }
+}
+
+bool contains_brace(const void *name, size_t len) { return memchr(name, '{', len) != nullptr; }
+
+void write_prefix_name(Writer &w, const char *prefix, const void *name, size_t len)
+{
+    w.str(prefix);
+    if (contains_brace(name, len)) {
+        w.bytes(":", 1);
+        w.bytes(name, len);
+    } else {
+        w.bytes(":{", 2);
+        w.bytes(name, len);
+        w.bytes("}", 1);
+    }
+}
+
+void write_owner(Writer &w, const char *client_id, uint64_t owner)
+{
+    w.str(client_id);
+    w.bytes(":", 1);
+    w.u64(owner);
+}
+
+size_t channel_len(size_t name_len) { return sizeof(kLockChannelPrefix) - 1 + 3 + name_len; }
+
+} // namespace edgelock

@@ -1,0 +1,23 @@
+#include "edgelock/edgelock.h"
+
+extern "C" const char *edgelock_status_str(edgelock_status s)
+{
+    switch (s) {
+    case EDGELOCK_OK: return "ok";
+    case EDGELOCK_ERR_INVALID_ARG: return "invalid argument";
+    case EDGELOCK_ERR_TABLE_FULL: return "table full";
+    case EDGELOCK_ERR_WAIT_TIMEOUT: return "not acquired within the wait time";
+    case EDGELOCK_ERR_NOT_OWNER: return "not the owner";
+    case EDGELOCK_ERR_LOST: return "lock lost";
+    case EDGELOCK_ERR_CONNECTION: return "connection to Redis failed";
+    case EDGELOCK_ERR_TIMEOUT: return "Redis did not answer in time";
+    case EDGELOCK_ERR_REDIS: return "Redis returned an error";
+    case EDGELOCK_ERR_SHUTDOWN: return "client shutting down";
+    case EDGELOCK_ERR_STALE_HANDLE: return "stale handle";
+    case EDGELOCK_ERR_WRONG_THREAD: return "wrong thread";
+    case EDGELOCK_ERR_BUSY: return "lock busy";
+    case EDGELOCK_ERR_NO_MEMORY: return "out of memory";
+    case EDGELOCK_ERR_PROTOCOL: return "unexpected reply from Redis";
+    }
+    return "unknown status";
+}

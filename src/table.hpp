@@ -1,0 +1,92 @@
+// FixedTable: a slot array whose storage is handed in once and never grows.
+// Every slot carries a generation so an id kept after release is recognised as
+// stale instead of silently naming the slot's next occupant.
+#pragma once
+
+#include <stdint.h>
+
+#include "port.h"
+
+namespace edgelock {
+
+constexpr uint32_t kNoIndex = 0xffffffffu;
+
+// id = generation << 32 | index; generation is never 0, so no id is 0.
+inline uint64_t make_id(uint32_t index, uint32_t gen) { return (uint64_t)gen << 32 | index; }
+inline uint32_t id_index(uint64_t id) { return (uint32_t)(id & 0xffffffffu); }
+inline uint32_t id_gen(uint64_t id) { return (uint32_t)(id >> 32); }
+
+template <typename T>
+class FixedTable {
+public:
+    struct Slot {
+        T value;
+        uint32_t gen;
+        uint32_t next_free; // free-list link while unused
+        bool used;
+    };
+
+    static uint64_t bytes_for(uint32_t capacity) { return (uint64_t)capacity * sizeof(Slot); }
+
+    // storage: capacity zeroed slots, owned by the caller.
+    void init(Slot *storage, uint32_t capacity)
+    {
+        slots_ = storage;
+        cap_ = capacity;
+        used_ = 0;
+        free_head_ = capacity ? 0 : kNoIndex;
+        for (uint32_t i = 0; i < capacity; i++) {
+            slots_[i].gen = 1;
+            slots_[i].used = false;
+            slots_[i].next_free = i + 1 < capacity ? i + 1 : kNoIndex;
+        }
+    }
+
+    // A fresh value-initialised slot, or nullptr when full (nothing changed).
+    T *alloc(uint32_t *index_out)
+    {
+        if (free_head_ == kNoIndex) return nullptr;
+        uint32_t i = free_head_;
+        Slot &s = slots_[i];
+        free_head_ = s.next_free;
+        s.used = true;
+        s.value = T();
+        used_++;
+        *index_out = i;
+        return &s.value;
+    }
+
+    void release(uint32_t i)
+    {
+        EDGELOCK_ASSERT(i < cap_ && slots_[i].used);
+        Slot &s = slots_[i];
+        s.used = false;
+        s.gen = s.gen + 1 == 0 ? 1 : s.gen + 1;
+        s.next_free = free_head_;
+        free_head_ = i;
+        used_--;
+    }
+
+    T *get(uint32_t i) { return i < cap_ && slots_[i].used ? &slots_[i].value : nullptr; }
+    T *get_id(uint64_t id)
+    {
+        uint32_t i = id_index(id);
+        return i < cap_ && slots_[i].used && slots_[i].gen == id_gen(id) ? &slots_[i].value : nullptr;
+    }
+    uint64_t id_of(uint32_t i) const { return make_id(i, slots_[i].gen); }
+    uint32_t index_of(const T *v) const { return (uint32_t)(reinterpret_cast<const Slot *>(v) - slots_); }
+
+    Slot *storage() { return slots_; }
+    uint32_t capacity() const { return cap_; }
+    uint32_t used() const { return used_; }
+    uint32_t available() const { return cap_ - used_; }
+    bool full() const { return used_ == cap_; }
+
+private:
+    Slot *slots_ = nullptr;
+    uint32_t cap_ = 0;
+    uint32_t used_ = 0;
+    uint32_t free_head_ = kNoIndex;
+};
+
+} // namespace edgelock

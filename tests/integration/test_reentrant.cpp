@@ -1,0 +1,145 @@
+// The reentrant lock through the blocking C ABI against a real redis-server:
+// wire format (Redisson's hash, owner field, channel), re-entry, queries.
+#include <stdio.h>
+#include <string.h>
+
+#include <thread>
+
+#include "check.hpp"
+#include "clients.hpp"
+#include "edgelock/edgelock.h"
+#include "redis_server.hpp"
+
+TEST_CASE(lock_unlock_writes_redisson_hash)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "wire");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 10000), EDGELOCK_OK);
+
+    char field[128];
+    snprintf(field, sizeof(field), "%s:%llu", edgelock_client_id(c),
+             (unsigned long long)edgelock_current_owner());
+    CHECK_EQ(strlen(edgelock_client_id(c)), 36);
+    CHECK_EQ(redis_integer(r, "HGET wire %s", field), 1);
+    CHECK_EQ(redis_integer(r, "HLEN wire"), 1);
+    long long pttl = redis_integer(r, "PTTL wire");
+    CHECK(pttl > 9000 && pttl <= 10000);
+
+    int released = -1;
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS wire"), 0);
+    CHECK_ST(edgelock_lock_free(c, lk), EDGELOCK_OK);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(ten_thousand_sequential_pairs_on_fresh_keys)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    int ok = 0;
+    for (int i = 0; i < 10000; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "seq:%d", i);
+        edgelock_lock lk = make_lock(c, name);
+        if (edgelock_try_lock(c, lk, 0, 30000) == EDGELOCK_OK) {
+            int released = 0;
+            if (edgelock_unlock(c, lk, &released) == EDGELOCK_OK && released == 1) ok++;
+        }
+        edgelock_lock_free(c, lk);
+    }
+    CHECK_EQ(ok, 10000);
+    CHECK_EQ(redis_integer(r, "EVAL %s 0", "return #redis.call('keys', 'seq:*')"), 0);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(reentry_counts_and_publishes_on_final_unlock)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    redisContext *sub = r.connect();
+    REQUIRE(sub);
+    redisReply *rep = (redisReply *)redisCommand(sub, "SUBSCRIBE %s", "redisson_lock__channel:{re}");
+    freeReplyObject(rep);
+
+    edgelock_lock lk = make_lock(c, "re");
+    CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
+    CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
+    int64_t count = 0;
+    CHECK_ST(edgelock_hold_count(c, lk, &count), EDGELOCK_OK);
+    CHECK_EQ(count, 2);
+    int released = -1;
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 0);
+    CHECK_EQ(redis_integer(r, "EXISTS re"), 1);
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS re"), 0);
+
+    // Exactly one unlock message, "0", on Redisson's channel.
+    struct timeval tv = {2, 0};
+    redisSetTimeout(sub, tv);
+    rep = nullptr;
+    CHECK(redisGetReply(sub, (void **)&rep) == REDIS_OK && rep);
+    if (rep) {
+        CHECK(rep->type == REDIS_REPLY_ARRAY && rep->elements == 3);
+        CHECK(strcmp(rep->element[0]->str, "message") == 0);
+        CHECK(strcmp(rep->element[2]->str, "0") == 0);
+        freeReplyObject(rep);
+    }
+    redisFree(sub);
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_ERR_NOT_OWNER);
+    edgelock_lock_free(c, lk);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(queries_report_what_redis_holds)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "query");
+    int locked = -1, held = -1;
+    int64_t ttl = 0;
+    CHECK_ST(edgelock_is_locked(c, lk, &locked), EDGELOCK_OK);
+    CHECK_EQ(locked, 0);
+    CHECK_ST(edgelock_remaining_ttl(c, lk, &ttl), EDGELOCK_OK);
+    CHECK_EQ(ttl, -2);
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 5000), EDGELOCK_OK);
+    CHECK_ST(edgelock_is_locked(c, lk, &locked), EDGELOCK_OK);
+    CHECK_EQ(locked, 1);
+    CHECK_ST(edgelock_is_held_by_current_thread(c, lk, &held), EDGELOCK_OK);
+    CHECK_EQ(held, 1);
+    CHECK_ST(edgelock_remaining_ttl(c, lk, &ttl), EDGELOCK_OK);
+    CHECK(ttl > 4000 && ttl <= 5000);
+
+    // Another thread is another owner: not held by it, and its unlock is refused.
+    std::thread other([&] {
+        int h = -1, rel = -1;
+        CHECK_ST(edgelock_is_held_by_current_thread(c, lk, &h), EDGELOCK_OK);
+        CHECK_EQ(h, 0);
+        CHECK_ST(edgelock_unlock(c, lk, &rel), EDGELOCK_ERR_NOT_OWNER);
+        CHECK_ST(edgelock_try_lock(c, lk, 0, 5000), EDGELOCK_ERR_WAIT_TIMEOUT);
+    });
+    other.join();
+    CHECK_EQ(redis_integer(r, "HLEN query"), 1);
+
+    int deleted = -1;
+    CHECK_ST(edgelock_force_unlock(c, lk, &deleted), EDGELOCK_OK);
+    CHECK_EQ(deleted, 1);
+    CHECK_ST(edgelock_force_unlock(c, lk, &deleted), EDGELOCK_OK);
+    CHECK_EQ(deleted, 0);
+    CHECK_ST(edgelock_lock_free(c, lk), EDGELOCK_ERR_BUSY); // this client still counts its hold
+    int rel = -1;
+    CHECK_ST(edgelock_unlock(c, lk, &rel), EDGELOCK_ERR_NOT_OWNER);
+    CHECK_ST(edgelock_lock_free(c, lk), EDGELOCK_OK);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}

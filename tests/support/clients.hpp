@@ -1,0 +1,11 @@
+// Client construction shared by the integration tests.
+#pragma once
+
+#include "edgelock/edgelock.h"
+
+// A blocking-mode client (owned loop) on url, with cfg adjusted by tweak.
+edgelock_client *make_client(const char *url, void (*tweak)(edgelock_config *) = nullptr);
+// A lock handle for name (NUL-terminated), or {0} on failure.
+edgelock_lock make_lock(edgelock_client *c, const char *name);
+// True when every table of c is empty but the locks table (handles may remain).
+bool tables_idle(edgelock_client *c);

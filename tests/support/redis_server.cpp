@@ -1,0 +1,178 @@
+#include "redis_server.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+uint16_t free_loopback_port()
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    socklen_t len = sizeof(a);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        close(fd);
+        return 0;
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, nullptr);
+}
+
+uint64_t mono_ms()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+bool RedisServer::start(uint16_t port, const char *extra1, const char *extra2)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        port_ = port ? port : free_loopback_port();
+        char port_s[16];
+        snprintf(port_s, sizeof(port_s), "%u", port_);
+        const char *bin = getenv("REDIS_SERVER") ? getenv("REDIS_SERVER") : "redis-server";
+        pid_ = fork();
+        if (pid_ == 0) {
+            const char *argv[20];
+            int n = 0;
+            argv[n++] = bin;
+            argv[n++] = "--port";
+            argv[n++] = port_s;
+            argv[n++] = "--bind";
+            argv[n++] = "127.0.0.1";
+            argv[n++] = "--save";
+            argv[n++] = "";
+            argv[n++] = "--appendonly";
+            argv[n++] = "no";
+            argv[n++] = "--loglevel";
+            argv[n++] = "warning";
+            argv[n++] = "--logfile";
+            argv[n++] = "/dev/null";
+            if (extra1) argv[n++] = extra1;
+            if (extra2) argv[n++] = extra2;
+            argv[n] = nullptr;
+            execvp(bin, (char *const *)argv);
+            _exit(127);
+        }
+        snprintf(url_, sizeof(url_), "redis://127.0.0.1:%u", port_);
+        for (int i = 0; i < 500; i++) {
+            redisContext *c = connect();
+            if (c) {
+                redisReply *r = (redisReply *)redisCommand(c, "PING");
+                bool ok = r && r->type == REDIS_REPLY_STATUS;
+                if (r) freeReplyObject(r);
+                redisFree(c);
+                if (ok) return true;
+            }
+            int status;
+            if (waitpid(pid_, &status, WNOHANG) == pid_) { // exited: port taken?
+                pid_ = -1;
+                break;
+            }
+            sleep_ms(10);
+        }
+        stop();
+        if (port) return false;
+    }
+    return false;
+}
+
+void RedisServer::stop()
+{
+    if (pid_ > 0) {
+        kill(pid_, SIGKILL);
+        int status;
+        waitpid(pid_, &status, 0);
+    }
+    pid_ = -1;
+}
+
+bool RedisServer::restart()
+{
+    stop();
+    return start(port_);
+}
+
+redisContext *RedisServer::connect() const
+{
+    struct timeval tv = {1, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port_, tv);
+    if (c && c->err) {
+        redisFree(c);
+        return nullptr;
+    }
+    return c;
+}
+
+static redisReply *vcommand(const RedisServer &r, const char *fmt, va_list ap)
+{
+    redisContext *c = r.connect();
+    if (!c) return nullptr;
+    redisReply *reply = (redisReply *)redisvCommand(c, fmt, ap);
+    redisFree(c);
+    return reply;
+}
+
+redisReply *RedisServer::command(const char *fmt, ...) const
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *reply = vcommand(*this, fmt, ap);
+    va_end(ap);
+    return reply;
+}
+
+long long redis_integer(const RedisServer &r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *reply = vcommand(r, fmt, ap);
+    va_end(ap);
+    long long v = -999999;
+    if (reply && reply->type == REDIS_REPLY_INTEGER) v = reply->integer;
+    if (reply && reply->type == REDIS_REPLY_STRING) v = atoll(reply->str);
+    if (reply && reply->type == REDIS_REPLY_NIL) v = 0;
+    if (reply) freeReplyObject(reply);
+    return v;
+}
+
+void redis_string(const RedisServer &r, char *out, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *reply = vcommand(r, fmt, ap);
+    va_end(ap);
+    out[0] = 0;
+    if (reply && (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS ||
+                  reply->type == REDIS_REPLY_ERROR))
+        snprintf(out, cap, "%.*s", (int)reply->len, reply->str);
+    if (reply) freeReplyObject(reply);
+}
+
+RedisServer &shared_server()
+{
+    static RedisServer server;
+    if (server.pid() <= 0 && !server.start()) {
+        fprintf(stderr, "cannot start redis-server (is it installed?)\n");
+        exit(2);
+    }
+    return server;
+}
