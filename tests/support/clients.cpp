@@ -1,5 +1,7 @@
 #include "clients.hpp"
 
+#include "redis_server.hpp"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -26,8 +28,14 @@ edgelock_lock make_lock(edgelock_client *c, const char *name)
 bool tables_idle(edgelock_client *c)
 {
     edgelock_stats s;
-    if (edgelock_client_stats(c, &s) != EDGELOCK_OK) return false;
-    bool idle = s.holds == 0 && s.waiters == 0 && s.subscriptions == 0 && s.commands == 0;
+    bool idle = false;
+    // The unlock latch DEL (and an UNSUBSCRIBE confirmation) may still be in
+    // flight right after the last call returned: allow them a moment.
+    for (int i = 0; i < 200 && !idle; i++) {
+        if (i) sleep_ms(10);
+        if (edgelock_client_stats(c, &s) != EDGELOCK_OK) return false;
+        idle = s.holds == 0 && s.waiters == 0 && s.subscriptions == 0 && s.commands == 0;
+    }
     if (!idle)
         fprintf(stderr, "  tables not idle: holds %u waiters %u subs %u commands %u\n", s.holds, s.waiters,
                 s.subscriptions, s.commands);

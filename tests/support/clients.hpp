@@ -7,5 +7,6 @@
 edgelock_client *make_client(const char *url, void (*tweak)(edgelock_config *) = nullptr);
 // A lock handle for name (NUL-terminated), or {0} on failure.
 edgelock_lock make_lock(edgelock_client *c, const char *name);
-// True when every table of c is empty but the locks table (handles may remain).
+// True when every table of c but the locks table is empty, within 2 s (the
+// unlock latch DEL may still be in flight when the last call returns).
 bool tables_idle(edgelock_client *c);

@@ -1,0 +1,49 @@
+# Drives CMake, the one build truth. `make demo` and `make test` work on a
+# fresh Debian machine: both install what is missing first.
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+CTEST_FLAGS ?= --output-on-failure
+
+.PHONY: all deps configure test test-unit test-asan test-tsan demo clean format format-check
+
+all: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+deps:
+	@./scripts/bootstrap.sh
+
+configure: deps
+	@[ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+test: all
+	cd $(BUILD) && ctest $(CTEST_FLAGS) -j$(JOBS)
+
+test-unit: all
+	cd $(BUILD) && ctest $(CTEST_FLAGS) -L unit
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: deps
+	cmake -S . -B build-asan -DEDGELOCK_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	cmake --build build-asan -j$(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		ctest $(CTEST_FLAGS) -j$(JOBS)
+
+# The blocking API (threads) under ThreadSanitizer.
+test-tsan: deps
+	cmake -S . -B build-tsan -DEDGELOCK_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	cmake --build build-tsan -j$(JOBS)
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		ctest $(CTEST_FLAGS) -L blocking
+
+demo: all
+	./scripts/demo.sh $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.cpp' '*.h' '*.hpp')
+
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.cpp' '*.h' '*.hpp')
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan
