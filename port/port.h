@@ -59,7 +59,6 @@ void edgelock_port_thread_join(edgelock_port_thread *t);
 }
 #endif
 
-#define EDGELOCK_ASSERT(expr) \
-    ((expr) ? (void)0 : edgelock_port_assert_fail(#expr, __FILE__, __LINE__))
+#define EDGELOCK_ASSERT(expr) ((expr) ? (void)0 : edgelock_port_assert_fail(#expr, __FILE__, __LINE__))
 
 #endif /* EDGELOCK_PORT_H */

@@ -16,7 +16,8 @@
 
 #include "client.hpp"
 
-namespace edgelock {
+namespace edgelock
+{
 
 static int64_t effective_lease(const Client *c, int64_t lease_ms)
 {
@@ -27,10 +28,12 @@ static void finish(Client *c, uint32_t index, edgelock_status st)
 {
     Waiter *w = c->waiters.get(index);
     event_del(c->waiter_timers[index].ev);
-    if (w->sub_index != kNoIndex) sub_leave(c, w->sub_index);
+    if (w->sub_index != kNoIndex)
+        sub_leave(c, w->sub_index);
     hold_unpin(c, w->hold_index);
     lock_get(c, w->lock_id)->refs--;
-    if (w->starved) c->starved_waiters--;
+    if (w->starved)
+        c->starved_waiters--;
     edgelock_result_fn cb = w->cb;
     void *user = w->user;
     uint64_t lock_id = w->lock_id;
@@ -43,12 +46,14 @@ static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t dela
     Waiter *w = c->waiters.get(index);
     w->state = state;
     event_del(c->waiter_timers[index].ev);
-    if (delay_ms != kForever) timer_arm(c->waiter_timers[index].ev, delay_ms);
+    if (delay_ms != kForever)
+        timer_arm(c->waiter_timers[index].ev, delay_ms);
 }
 
 static uint64_t remaining(const Waiter *w, uint64_t now)
 {
-    if (w->deadline_ms == kForever) return kForever;
+    if (w->deadline_ms == kForever)
+        return kForever;
     return w->deadline_ms > now ? w->deadline_ms - now : 0;
 }
 
@@ -60,13 +65,15 @@ static void attempt(Client *c, uint32_t index)
     if (!cmd) {
         // Command table full: try again as soon as any command completes. The
         // wait timer keeps running so the deadline still holds.
-        if (!w->starved) c->starved_waiters++;
+        if (!w->starved)
+            c->starved_waiters++;
         w->starved = true;
         uint64_t now = edgelock_port_now_ms();
         wait_for(c, index, WaiterState::Waiting, remaining(w, now));
         return;
     }
-    if (w->starved) c->starved_waiters--;
+    if (w->starved)
+        c->starved_waiters--;
     w->starved = false;
     w->wake_pending = false;
     event_del(c->waiter_timers[index].ev);
@@ -80,17 +87,22 @@ static void attempt(Client *c, uint32_t index)
 edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t wait_ms,
                               int64_t lease_ms, edgelock_result_fn cb, void *user)
 {
-    if (!cb) return EDGELOCK_ERR_INVALID_ARG;
+    if (!cb)
+        return EDGELOCK_ERR_INVALID_ARG;
     if (wait_ms != EDGELOCK_WAIT_FOREVER && (wait_ms < 0 || wait_ms > EDGELOCK_MAX_TIME_MS))
         return EDGELOCK_ERR_INVALID_ARG;
     if (lease_ms != EDGELOCK_LEASE_WATCHDOG && (lease_ms <= 0 || lease_ms > EDGELOCK_MAX_TIME_MS))
         return EDGELOCK_ERR_INVALID_ARG;
-    if (c->closing) return EDGELOCK_ERR_SHUTDOWN;
+    if (c->closing)
+        return EDGELOCK_ERR_SHUTDOWN;
     LockEntry *le = lock_get(c, lock.id);
-    if (!le) return EDGELOCK_ERR_STALE_HANDLE;
-    if (c->waiters.full() || c->cmds.full()) return EDGELOCK_ERR_TABLE_FULL;
+    if (!le)
+        return EDGELOCK_ERR_STALE_HANDLE;
+    if (c->waiters.full() || c->cmds.full())
+        return EDGELOCK_ERR_TABLE_FULL;
     uint32_t hold_index;
-    if (!hold_reserve(c, lock.id, owner, &hold_index)) return EDGELOCK_ERR_TABLE_FULL;
+    if (!hold_reserve(c, lock.id, owner, &hold_index))
+        return EDGELOCK_ERR_TABLE_FULL;
 
     uint32_t index;
     Waiter *w = c->waiters.alloc(&index);
@@ -126,7 +138,8 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
     // The holder's lease runs out after ttl ms (Redis does not publish expiry):
     // retry then. ttl < 0 means no expiry; only a message or the deadline helps.
     uint64_t delay = ttl >= 0 ? (uint64_t)ttl + 1 : kForever;
-    if (delay > left) delay = left;
+    if (delay > left)
+        delay = left;
     if (w->sub_index == kNoIndex) {
         edgelock_status st = sub_join(c, w->lock_id, &w->sub_index);
         if (st != EDGELOCK_OK) {
@@ -147,7 +160,8 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
 void acquire_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock_status st)
 {
     Waiter *w = c->waiters.get_id(cmd->ref);
-    if (!w) return; // completed at shutdown
+    if (!w)
+        return; // completed at shutdown
     uint32_t index = id_index(cmd->ref);
     if (st == EDGELOCK_OK) {
         w->last_error = EDGELOCK_OK;
@@ -175,7 +189,8 @@ void acquire_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock
     // retry on the same connection. (A re-entry of unknown outcome is left
     // alone: an extra count only delays release until the lease ends.)
     Hold *h = c->holds.get(w->hold_index);
-    if (h->count == 0) cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
+    if (h->count == 0)
+        cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
     w->last_error = st;
     uint64_t left = remaining(w, edgelock_port_now_ms());
     if (left == 0) {
@@ -190,7 +205,8 @@ void acquire_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock
 void acquire_on_timer(Client *c, uint32_t index)
 {
     Waiter *w = c->waiters.get(index);
-    if (!w || w->state == WaiterState::Attempting) return;
+    if (!w || w->state == WaiterState::Attempting)
+        return;
     if (remaining(w, edgelock_port_now_ms()) == 0) {
         finish(c, index, w->last_error != EDGELOCK_OK ? w->last_error : EDGELOCK_ERR_WAIT_TIMEOUT);
         return;
@@ -219,11 +235,14 @@ void acquire_wake(Client *c, uint32_t sub_index, bool all)
     uint32_t best = kNoIndex, best_busy = kNoIndex;
     for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
         Waiter *w = c->waiters.get(i);
-        if (!w || w->sub_index != sub_index) continue;
+        if (!w || w->sub_index != sub_index)
+            continue;
         if (w->state != WaiterState::Attempting) {
-            if (best == kNoIndex || w->seq < c->waiters.get(best)->seq) best = i;
+            if (best == kNoIndex || w->seq < c->waiters.get(best)->seq)
+                best = i;
         } else if (!w->wake_pending) {
-            if (best_busy == kNoIndex || w->seq < c->waiters.get(best_busy)->seq) best_busy = i;
+            if (best_busy == kNoIndex || w->seq < c->waiters.get(best_busy)->seq)
+                best_busy = i;
         }
     }
     if (best != kNoIndex)
@@ -238,7 +257,8 @@ void acquire_on_subscribed(Client *c, uint32_t sub_index)
 {
     for (uint32_t i = 0; i < c->waiters.capacity() && !c->closing; i++) {
         Waiter *w = c->waiters.get(i);
-        if (w && w->sub_index == sub_index) wake(c, i);
+        if (w && w->sub_index == sub_index)
+            wake(c, i);
     }
 }
 
@@ -246,13 +266,15 @@ void acquire_retry_all(Client *c)
 {
     for (uint32_t i = 0; i < c->waiters.capacity() && !c->closing; i++) {
         Waiter *w = c->waiters.get(i);
-        if (w && w->state != WaiterState::Attempting && w->last_error != EDGELOCK_OK) attempt(c, i);
+        if (w && w->state != WaiterState::Attempting && w->last_error != EDGELOCK_OK)
+            attempt(c, i);
     }
 }
 
 void acquire_on_command_slot_free(Client *c)
 {
-    if (c->starved_waiters == 0) return;
+    if (c->starved_waiters == 0)
+        return;
     for (uint32_t i = 0; i < c->waiters.capacity() && !c->cmds.full() && !c->closing; i++) {
         Waiter *w = c->waiters.get(i);
         if (w && w->starved) {
@@ -265,7 +287,8 @@ void acquire_on_command_slot_free(Client *c)
 void acquire_fail_all(Client *c, edgelock_status st)
 {
     for (uint32_t i = 0; i < c->waiters.capacity(); i++)
-        if (c->waiters.get(i)) finish(c, i, st);
+        if (c->waiters.get(i))
+            finish(c, i, st);
 }
 
 } // namespace edgelock

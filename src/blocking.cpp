@@ -3,7 +3,8 @@
 #include <event2/event.h>
 #include <string.h>
 
-namespace edgelock {
+namespace edgelock
+{
 
 static void complete(Client *c, BlockingRequest *r, edgelock_status st, int64_t value)
 {
@@ -25,7 +26,8 @@ static void request_done(edgelock_client *client, edgelock_lock, edgelock_status
 
 edgelock_status stats(Client *c, edgelock_stats *out)
 {
-    if (!out) return EDGELOCK_ERR_INVALID_ARG;
+    if (!out)
+        return EDGELOCK_ERR_INVALID_ARG;
     memset(out, 0, sizeof(*out));
     out->locks = c->locks.used();
     out->holds = c->holds.used();
@@ -69,7 +71,8 @@ static void run(Client *c, BlockingRequest *r)
     case ReqOp::Ttl: st = query_start(c, CmdKind::Ttl, r->lock, 0, request_done, r); break;
     default: st = EDGELOCK_ERR_INVALID_ARG; break;
     }
-    if (st != EDGELOCK_OK) complete(c, r, st, 0); // the callback will never fire
+    if (st != EDGELOCK_OK)
+        complete(c, r, st, 0); // the callback will never fire
 }
 
 static void wake_cb(evutil_socket_t, short, void *arg)
@@ -81,7 +84,8 @@ static void wake_cb(evutil_socket_t, short, void *arg)
     bool stop = c->loop_stop;
     edgelock_port_mutex_unlock(&c->mutex);
 
-    if (stop) client_shutdown(c); // every call started so far completes with SHUTDOWN
+    if (stop)
+        client_shutdown(c); // every call started so far completes with SHUTDOWN
     // The inbox is newest-first; run oldest first.
     BlockingRequest *fifo = nullptr;
     while (list) {
@@ -95,7 +99,8 @@ static void wake_cb(evutil_socket_t, short, void *arg)
         run(c, fifo);
         fifo = next;
     }
-    if (stop) event_base_loopbreak(c->base);
+    if (stop)
+        event_base_loopbreak(c->base);
 }
 
 static void loop_main(void *arg)
@@ -113,12 +118,15 @@ edgelock_status blocking_start(Client *c)
     edgelock_port_mutex_init(&c->mutex);
     edgelock_port_cond_init(&c->idle_cond);
     c->wake_event = event_new(c->base, -1, 0, wake_cb, c);
-    if (!c->wake_event) return EDGELOCK_ERR_NO_MEMORY;
+    if (!c->wake_event)
+        return EDGELOCK_ERR_NO_MEMORY;
     c->table_bytes += event_get_struct_event_size();
-    if (edgelock_port_thread_start(&c->thread, loop_main, c) != 0) return EDGELOCK_ERR_NO_MEMORY;
+    if (edgelock_port_thread_start(&c->thread, loop_main, c) != 0)
+        return EDGELOCK_ERR_NO_MEMORY;
     // Wait until the loop thread has published its id: on_loop_thread() reads it.
     edgelock_port_mutex_lock(&c->mutex);
-    while (c->loop_thread_id == 0) edgelock_port_cond_wait(&c->idle_cond, &c->mutex);
+    while (c->loop_thread_id == 0)
+        edgelock_port_cond_wait(&c->idle_cond, &c->mutex);
     edgelock_port_mutex_unlock(&c->mutex);
     return EDGELOCK_OK;
 }
@@ -132,7 +140,8 @@ void blocking_stop(Client *c)
     edgelock_port_thread_join(&c->thread);
     // Callers woken with SHUTDOWN may still be on their way out of the mutex.
     edgelock_port_mutex_lock(&c->mutex);
-    while (c->blocking_callers > 0) edgelock_port_cond_wait(&c->idle_cond, &c->mutex);
+    while (c->blocking_callers > 0)
+        edgelock_port_cond_wait(&c->idle_cond, &c->mutex);
     edgelock_port_mutex_unlock(&c->mutex);
     edgelock_port_cond_destroy(&c->idle_cond);
     edgelock_port_mutex_destroy(&c->mutex);
@@ -140,7 +149,8 @@ void blocking_stop(Client *c)
 
 edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value)
 {
-    if (!c->owns_base || on_loop_thread(c)) return EDGELOCK_ERR_WRONG_THREAD;
+    if (!c->owns_base || on_loop_thread(c))
+        return EDGELOCK_ERR_WRONG_THREAD;
     edgelock_port_cond_init(&r->cond);
     edgelock_port_mutex_lock(&c->mutex);
     if (c->loop_stop) {
@@ -156,10 +166,13 @@ edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value)
     event_active(c->wake_event, EV_TIMEOUT, 0);
 
     edgelock_port_mutex_lock(&c->mutex);
-    while (!r->done) edgelock_port_cond_wait(&r->cond, &c->mutex);
+    while (!r->done)
+        edgelock_port_cond_wait(&r->cond, &c->mutex);
     edgelock_status st = r->status;
-    if (value) *value = r->value;
-    if (--c->blocking_callers == 0 && c->loop_stop) edgelock_port_cond_signal(&c->idle_cond);
+    if (value)
+        *value = r->value;
+    if (--c->blocking_callers == 0 && c->loop_stop)
+        edgelock_port_cond_signal(&c->idle_cond);
     edgelock_port_mutex_unlock(&c->mutex);
     edgelock_port_cond_destroy(&r->cond);
     return st;

@@ -5,9 +5,20 @@
 
 #include "client.hpp"
 
-namespace edgelock {
+namespace edgelock
+{
 
-enum class ReqOp : uint8_t { LockNew, LockFree, Stats, Acquire, Release, ForceRelease, Exists, HoldCount, Ttl };
+enum class ReqOp : uint8_t {
+    LockNew,
+    LockFree,
+    Stats,
+    Acquire,
+    Release,
+    ForceRelease,
+    Exists,
+    HoldCount,
+    Ttl
+};
 
 struct BlockingRequest {
     BlockingRequest *next;

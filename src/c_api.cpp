@@ -9,13 +9,17 @@
 
 using namespace edgelock;
 
-static Client *as_client(edgelock_client *c) { return reinterpret_cast<Client *>(c); }
+static Client *as_client(edgelock_client *c)
+{
+    return reinterpret_cast<Client *>(c);
+}
 
 extern "C" {
 
 void edgelock_config_init(edgelock_config *cfg)
 {
-    if (!cfg) return;
+    if (!cfg)
+        return;
     memset(cfg, 0, sizeof(*cfg));
     cfg->url = "redis://127.0.0.1:6379";
     cfg->max_locks = 64;
@@ -35,13 +39,16 @@ void edgelock_config_init(edgelock_config *cfg)
 edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_base *base,
                                        edgelock_client **out)
 {
-    if (!cfg || !out) return EDGELOCK_ERR_INVALID_ARG;
+    if (!cfg || !out)
+        return EDGELOCK_ERR_INVALID_ARG;
     // The owned loop is woken from other threads: libevent must be thread-aware
     // before that base exists. Idempotent.
-    if (!base && evthread_use_pthreads() != 0) return EDGELOCK_ERR_NO_MEMORY;
+    if (!base && evthread_use_pthreads() != 0)
+        return EDGELOCK_ERR_NO_MEMORY;
     edgelock_status st;
     Client *c = client_create(cfg, base, &st);
-    if (!c) return st;
+    if (!c)
+        return st;
     conn_start(&c->cmd_conn);
     conn_start(&c->sub_conn);
     if (!base) {
@@ -59,7 +66,8 @@ edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_
 void edgelock_client_destroy(edgelock_client *client)
 {
     Client *c = as_client(client);
-    if (!c) return;
+    if (!c)
+        return;
     if (c->owns_base) {
         if (on_loop_thread(c)) {
             // Joining the loop thread from itself would deadlock.
@@ -80,14 +88,16 @@ const char *edgelock_client_id(const edgelock_client *client)
 // Local calls: on the loop thread directly, otherwise through the hand-off.
 static edgelock_status local_call(Client *c, BlockingRequest *r)
 {
-    if (c->owns_base && !on_loop_thread(c)) return blocking_call(c, r, nullptr);
+    if (c->owns_base && !on_loop_thread(c))
+        return blocking_call(c, r, nullptr);
     run_local(c, r);
     return r->status;
 }
 
 edgelock_status edgelock_client_stats(edgelock_client *client, edgelock_stats *out)
 {
-    if (!client || !out) return EDGELOCK_ERR_INVALID_ARG;
+    if (!client || !out)
+        return EDGELOCK_ERR_INVALID_ARG;
     BlockingRequest r = {};
     r.op = ReqOp::Stats;
     r.stats_out = out;
@@ -97,7 +107,8 @@ edgelock_status edgelock_client_stats(edgelock_client *client, edgelock_stats *o
 edgelock_status edgelock_lock_new(edgelock_client *client, const void *name, size_t name_len,
                                   edgelock_lock *out)
 {
-    if (!client || !name || !out) return EDGELOCK_ERR_INVALID_ARG;
+    if (!client || !name || !out)
+        return EDGELOCK_ERR_INVALID_ARG;
     BlockingRequest r = {};
     r.op = ReqOp::LockNew;
     r.name = name;
@@ -108,7 +119,8 @@ edgelock_status edgelock_lock_new(edgelock_client *client, const void *name, siz
 
 edgelock_status edgelock_lock_free(edgelock_client *client, edgelock_lock lock)
 {
-    if (!client) return EDGELOCK_ERR_INVALID_ARG;
+    if (!client)
+        return EDGELOCK_ERR_INVALID_ARG;
     BlockingRequest r = {};
     r.op = ReqOp::LockFree;
     r.lock = lock;
@@ -119,7 +131,8 @@ edgelock_status edgelock_lock_free(edgelock_client *client, edgelock_lock lock)
 
 static edgelock_status async_entry(edgelock_client *client)
 {
-    if (!client) return EDGELOCK_ERR_INVALID_ARG;
+    if (!client)
+        return EDGELOCK_ERR_INVALID_ARG;
     return on_loop_thread(as_client(client)) ? EDGELOCK_OK : EDGELOCK_ERR_WRONG_THREAD;
 }
 
@@ -127,7 +140,8 @@ edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock,
                                     int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb, void *user)
 {
     edgelock_status st = async_entry(client);
-    return st != EDGELOCK_OK ? st : acquire_start(as_client(client), lock, owner, wait_ms, lease_ms, cb, user);
+    return st != EDGELOCK_OK ? st
+                             : acquire_start(as_client(client), lock, owner, wait_ms, lease_ms, cb, user);
 }
 
 edgelock_status edgelock_unlock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
@@ -144,8 +158,8 @@ edgelock_status edgelock_force_unlock_async(edgelock_client *client, edgelock_lo
     return st != EDGELOCK_OK ? st : query_start(as_client(client), CmdKind::ForceRelease, lock, 0, cb, user);
 }
 
-edgelock_status edgelock_is_locked_async(edgelock_client *client, edgelock_lock lock,
-                                         edgelock_result_fn cb, void *user)
+edgelock_status edgelock_is_locked_async(edgelock_client *client, edgelock_lock lock, edgelock_result_fn cb,
+                                         void *user)
 {
     edgelock_status st = async_entry(client);
     return st != EDGELOCK_OK ? st : query_start(as_client(client), CmdKind::Exists, lock, 0, cb, user);
@@ -167,12 +181,16 @@ edgelock_status edgelock_remaining_ttl_async(edgelock_client *client, edgelock_l
 
 // ---- blocking ----
 
-uint64_t edgelock_current_owner(void) { return edgelock_port_thread_id(); }
+uint64_t edgelock_current_owner(void)
+{
+    return edgelock_port_thread_id();
+}
 
 static edgelock_status call(edgelock_client *client, ReqOp op, edgelock_lock lock, int64_t wait_ms,
                             int64_t lease_ms, int64_t *value)
 {
-    if (!client) return EDGELOCK_ERR_INVALID_ARG;
+    if (!client)
+        return EDGELOCK_ERR_INVALID_ARG;
     BlockingRequest r = {};
     r.op = op;
     r.lock = lock;
@@ -197,7 +215,8 @@ static edgelock_status call_flag(edgelock_client *client, ReqOp op, edgelock_loc
 {
     int64_t v = 0;
     edgelock_status st = call(client, op, lock, 0, 0, &v);
-    if (out) *out = st == EDGELOCK_OK && v > 0 ? 1 : 0;
+    if (out)
+        *out = st == EDGELOCK_OK && v > 0 ? 1 : 0;
     return st;
 }
 
@@ -213,25 +232,29 @@ edgelock_status edgelock_force_unlock(edgelock_client *client, edgelock_lock loc
 
 edgelock_status edgelock_is_locked(edgelock_client *client, edgelock_lock lock, int *locked)
 {
-    if (!locked) return EDGELOCK_ERR_INVALID_ARG;
+    if (!locked)
+        return EDGELOCK_ERR_INVALID_ARG;
     return call_flag(client, ReqOp::Exists, lock, locked);
 }
 
 edgelock_status edgelock_is_held_by_current_thread(edgelock_client *client, edgelock_lock lock, int *held)
 {
-    if (!held) return EDGELOCK_ERR_INVALID_ARG;
+    if (!held)
+        return EDGELOCK_ERR_INVALID_ARG;
     return call_flag(client, ReqOp::HoldCount, lock, held);
 }
 
 edgelock_status edgelock_hold_count(edgelock_client *client, edgelock_lock lock, int64_t *count)
 {
-    if (!count) return EDGELOCK_ERR_INVALID_ARG;
+    if (!count)
+        return EDGELOCK_ERR_INVALID_ARG;
     return call(client, ReqOp::HoldCount, lock, 0, 0, count);
 }
 
 edgelock_status edgelock_remaining_ttl(edgelock_client *client, edgelock_lock lock, int64_t *ttl_ms)
 {
-    if (!ttl_ms) return EDGELOCK_ERR_INVALID_ARG;
+    if (!ttl_ms)
+        return EDGELOCK_ERR_INVALID_ARG;
     return call(client, ReqOp::Ttl, lock, 0, 0, ttl_ms);
 }
 

@@ -7,7 +7,8 @@
 
 #include "names.hpp"
 
-namespace edgelock {
+namespace edgelock
+{
 
 static const char kDefaultUrl[] = "redis://127.0.0.1:6379";
 static constexpr uint32_t kMaxCapacity = 1u << 20;
@@ -30,7 +31,8 @@ void timer_arm(struct event *ev, uint64_t delay_ms)
 {
     struct timeval tv;
     // libevent's timeval: keep the seconds in range on 32-bit time_t.
-    if (delay_ms > 86400000ull * 365) delay_ms = 86400000ull * 365;
+    if (delay_ms > 86400000ull * 365)
+        delay_ms = 86400000ull * 365;
     tv.tv_sec = (time_t)(delay_ms / 1000);
     tv.tv_usec = (suseconds_t)((delay_ms % 1000) * 1000);
     event_add(ev, &tv);
@@ -45,14 +47,18 @@ static void make_uuid(char out[37])
     static const char hex[] = "0123456789abcdef";
     size_t o = 0;
     for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
         out[o++] = hex[b[i] >> 4];
         out[o++] = hex[b[i] & 15];
     }
     out[o] = 0;
 }
 
-static bool valid_capacity(uint32_t v) { return v >= 1 && v <= kMaxCapacity; }
+static bool valid_capacity(uint32_t v)
+{
+    return v >= 1 && v <= kMaxCapacity;
+}
 
 static bool valid_config(const edgelock_config *cfg)
 {
@@ -60,14 +66,18 @@ static bool valid_config(const edgelock_config *cfg)
         !valid_capacity(cfg->max_waiters) || !valid_capacity(cfg->max_subscriptions) ||
         !valid_capacity(cfg->max_commands) || cfg->max_commands > 0xffff)
         return false;
-    if (cfg->max_name_len < 1 || cfg->max_name_len > kMaxNameLenLimit) return false;
+    if (cfg->max_name_len < 1 || cfg->max_name_len > kMaxNameLenLimit)
+        return false;
     if (cfg->watchdog_lease_ms < 30 || cfg->command_timeout_ms < 1 || cfg->connect_timeout_ms < 1)
         return false;
-    if (cfg->reconnect_min_ms < 1 || cfg->reconnect_max_ms < cfg->reconnect_min_ms) return false;
-    if (cfg->unlock_latch_ttl_ms < 1) return false;
+    if (cfg->reconnect_min_ms < 1 || cfg->reconnect_max_ms < cfg->reconnect_min_ms)
+        return false;
+    if (cfg->unlock_latch_ttl_ms < 1)
+        return false;
     if (cfg->client_id) {
         size_t n = strnlen(cfg->client_id, 64);
-        if (n == 0 || n > 63 || memchr(cfg->client_id, ':', n)) return false;
+        if (n == 0 || n > 63 || memchr(cfg->client_id, ':', n))
+            return false;
     }
     return true;
 }
@@ -78,41 +88,44 @@ static uint32_t command_buffer_len(uint32_t max_name_len)
 {
     size_t script = 0;
     for (int i = 0; i < kScriptCount; i++)
-        if (kScripts[i].len > script) script = kScripts[i].len;
+        if (kScripts[i].len > script)
+            script = kScripts[i].len;
     size_t per_lock = max_name_len + kMaxOwnerLen + 2 * 16; // two bulk headers
     size_t keys = 3 * (channel_len(max_name_len) + 64);     // release: name, channel, latch
     size_t body = kRenewBatch * per_lock > keys ? kRenewBatch * per_lock : keys;
     return (uint32_t)(script + body + 512);
 }
 
-template <typename T>
-static bool alloc_table(Client *c, FixedTable<T> &t, uint32_t cap)
+template <typename T> static bool alloc_table(Client *c, FixedTable<T> &t, uint32_t cap)
 {
     uint64_t bytes = FixedTable<T>::bytes_for(cap);
     auto *slots = static_cast<typename FixedTable<T>::Slot *>(edgelock_port_alloc((size_t)bytes));
-    if (!slots) return false;
+    if (!slots)
+        return false;
     t.init(slots, cap);
     c->table_bytes += bytes;
     return true;
 }
 
-template <typename T>
-static void free_table(FixedTable<T> &t)
+template <typename T> static void free_table(FixedTable<T> &t)
 {
-    if (t.capacity()) edgelock_port_free(t.storage());
+    if (t.capacity())
+        edgelock_port_free(t.storage());
 }
 
 static void *alloc_bytes(Client *c, uint64_t n)
 {
     void *p = edgelock_port_alloc((size_t)n);
-    if (p) c->table_bytes += n;
+    if (p)
+        c->table_bytes += n;
     return p;
 }
 
 static struct event *new_timer(Client *c, event_callback_fn fn, void *arg)
 {
     struct event *ev = event_new(c->base, -1, 0, fn, arg);
-    if (ev) c->table_bytes += event_get_struct_event_size();
+    if (ev)
+        c->table_bytes += event_get_struct_event_size();
     return ev;
 }
 
@@ -120,13 +133,15 @@ static void free_memory(Client *c)
 {
     if (c->waiter_timers) {
         for (uint32_t i = 0; i < c->waiters.capacity(); i++)
-            if (c->waiter_timers[i].ev) event_free(c->waiter_timers[i].ev);
+            if (c->waiter_timers[i].ev)
+                event_free(c->waiter_timers[i].ev);
         edgelock_port_free(c->waiter_timers);
     }
     struct event *timers[] = {c->cmd_timer, c->watchdog_timer, c->cmd_conn.timer, c->sub_conn.timer,
                               c->wake_event};
     for (struct event *ev : timers)
-        if (ev) event_free(ev);
+        if (ev)
+            event_free(ev);
     free_table(c->locks);
     free_table(c->holds);
     free_table(c->waiters);
@@ -135,20 +150,24 @@ static void free_memory(Client *c)
     edgelock_port_free(c->lock_names);
     edgelock_port_free(c->channel_names);
     edgelock_port_free(c->cmd_buf);
-    if (c->owns_base && c->base) event_base_free(c->base);
+    if (c->owns_base && c->base)
+        event_base_free(c->base);
     edgelock_port_free(c);
 }
 
 Client *client_create(const edgelock_config *cfg, struct event_base *base, edgelock_status *st)
 {
     *st = EDGELOCK_ERR_INVALID_ARG;
-    if (!cfg || !valid_config(cfg)) return nullptr;
+    if (!cfg || !valid_config(cfg))
+        return nullptr;
     RedisUrl url;
-    if (!parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url)) return nullptr;
+    if (!parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url))
+        return nullptr;
 
     *st = EDGELOCK_ERR_NO_MEMORY;
     Client *c = static_cast<Client *>(edgelock_port_alloc(sizeof(Client)));
-    if (!c) return nullptr;
+    if (!c)
+        return nullptr;
     c->cfg = *cfg;
     c->cfg.url = nullptr; // parsed; the caller's string need not outlive the call
     c->cfg.client_id = nullptr;
@@ -176,8 +195,7 @@ Client *client_create(const edgelock_config *cfg, struct event_base *base, edgel
     c->cmd_buf_len = command_buffer_len(cfg->max_name_len);
     bool ok = alloc_table(c, c->locks, cfg->max_locks) && alloc_table(c, c->holds, cfg->max_holds) &&
               alloc_table(c, c->waiters, cfg->max_waiters) &&
-              alloc_table(c, c->subs, cfg->max_subscriptions) &&
-              alloc_table(c, c->cmds, cfg->max_commands);
+              alloc_table(c, c->subs, cfg->max_subscriptions) && alloc_table(c, c->cmds, cfg->max_commands);
     ok = ok && (c->lock_names = static_cast<char *>(
                     alloc_bytes(c, (uint64_t)cfg->max_locks * cfg->max_name_len))) != nullptr;
     ok = ok && (c->channel_names = static_cast<char *>(
@@ -209,7 +227,8 @@ Client *client_create(const edgelock_config *cfg, struct event_base *base, edgel
 
 void client_shutdown(Client *c)
 {
-    if (c->closing) return;
+    if (c->closing)
+        return;
     c->closing = true;
     acquire_fail_all(c, EDGELOCK_ERR_SHUTDOWN);
     cmd_fail_all(c, EDGELOCK_ERR_SHUTDOWN);
@@ -231,17 +250,19 @@ void client_destroy(Client *c)
         // Frames of ours are still on the stack below the user's callback; free
         // once control is back in the event loop.
         struct timeval zero = {0, 0};
-        if (event_base_once(c->base, -1, EV_TIMEOUT, deferred_free, c, &zero) == 0) return;
+        if (event_base_once(c->base, -1, EV_TIMEOUT, deferred_free, c, &zero) == 0)
+            return;
         edgelock_port_log(EDGELOCK_LOG_ERROR, "cannot defer client release; leaking it");
         return;
     }
     free_memory(c);
 }
 
-void invoke_result(Client *c, edgelock_result_fn cb, uint64_t lock_id, edgelock_status st,
-                   int64_t value, void *user)
+void invoke_result(Client *c, edgelock_result_fn cb, uint64_t lock_id, edgelock_status st, int64_t value,
+                   void *user)
 {
-    if (!cb) return;
+    if (!cb)
+        return;
     edgelock_lock lk;
     lk.id = lock_id;
     c->callback_depth++;
@@ -251,7 +272,8 @@ void invoke_result(Client *c, edgelock_result_fn cb, uint64_t lock_id, edgelock_
 
 void invoke_lock_lost(Client *c, uint64_t lock_id, uint64_t owner)
 {
-    if (!c->cfg.on_lock_lost) return;
+    if (!c->cfg.on_lock_lost)
+        return;
     edgelock_lock lk;
     lk.id = lock_id;
     c->callback_depth++;

@@ -15,7 +15,8 @@ struct event;
 struct redisAsyncContext;
 struct redisReply;
 
-namespace edgelock {
+namespace edgelock
+{
 
 constexpr uint32_t kMaxNameLenLimit = 4096;
 constexpr uint32_t kRenewBatch = 100; // locks per renewal script call, as Redisson
@@ -31,14 +32,14 @@ struct LockEntry {
 struct Hold {
     uint64_t lock_id;
     uint64_t owner;
-    uint32_t count;       // re-entrant holds as this client counted them
-    uint32_t pending;     // lock/unlock calls in flight for this pair
-    int64_t lease_ms;     // lease of the latest acquire
-    bool watchdog;        // renewed by the watchdog
-    bool lost;            // watchdog found it gone; reported once, kept as a marker
-    bool renewing;        // part of an in-flight renewal batch
-    uint32_t renew_pos;   // its position in that batch's KEYS
-    uint64_t renew_cmd;   // that batch's command id
+    uint32_t count;        // re-entrant holds as this client counted them
+    uint32_t pending;      // lock/unlock calls in flight for this pair
+    int64_t lease_ms;      // lease of the latest acquire
+    bool watchdog;         // renewed by the watchdog
+    bool lost;             // watchdog found it gone; reported once, kept as a marker
+    bool renewing;         // part of an in-flight renewal batch
+    uint32_t renew_pos;    // its position in that batch's KEYS
+    uint64_t renew_cmd;    // that batch's command id
     uint64_t confirmed_ms; // send time of the last acquire/renewal Redis confirmed
     uint64_t expires_ms;   // fixed lease: when it lapses at the latest by our clock
 };
@@ -53,16 +54,16 @@ enum class WaiterState : uint8_t {
 struct Waiter {
     uint64_t lock_id;
     uint64_t owner;
-    int64_t lease_ms;      // EDGELOCK_LEASE_WATCHDOG or fixed
-    uint64_t deadline_ms;  // kForever when waiting forever
-    uint64_t seq;          // arrival order: "wake one" wakes the oldest
+    int64_t lease_ms;     // EDGELOCK_LEASE_WATCHDOG or fixed
+    uint64_t deadline_ms; // kForever when waiting forever
+    uint64_t seq;         // arrival order: "wake one" wakes the oldest
     edgelock_result_fn cb;
     void *user;
     uint32_t hold_index;
-    uint32_t sub_index;    // kNoIndex until subscribed
+    uint32_t sub_index; // kNoIndex until subscribed
     WaiterState state;
-    bool wake_pending;     // an unlock message arrived while an attempt was in flight
-    bool starved;          // a retry found the command table full; retried when a slot frees
+    bool wake_pending;          // an unlock message arrived while an attempt was in flight
+    bool starved;               // a retry found the command table full; retried when a slot frees
     edgelock_status last_error; // a connection problem seen while waiting
 };
 
@@ -84,9 +85,9 @@ struct Subscription {
 
 // ---- Redis commands queued or in flight ------------------------------------
 enum class CmdKind : uint8_t {
-    Acquire,      // waiter's attempt
-    Release,      // user unlock
-    Cleanup,      // release after an acquire whose outcome is unknown; no caller
+    Acquire, // waiter's attempt
+    Release, // user unlock
+    Cleanup, // release after an acquire whose outcome is unknown; no caller
     ForceRelease,
     Exists,
     HoldCount,
@@ -100,17 +101,17 @@ enum class CmdState : uint8_t { Queued, Sent };
 struct Command {
     CmdKind kind;
     CmdState state;
-    bool eval_fallback;   // NOSCRIPT seen: send the script body with EVAL
-    bool pins_lock;       // holds a ref on lock_id (its name is needed to format it)
+    bool eval_fallback; // NOSCRIPT seen: send the script body with EVAL
+    bool pins_lock;     // holds a ref on lock_id (its name is needed to format it)
     uint64_t deadline_ms;
     uint64_t sent_ms;
     uint64_t lock_id;
     uint64_t owner;
-    uint64_t ref;         // Acquire: waiter id
-    int64_t lease_ms;     // Release/Cleanup: lease to restore on a partial release
+    uint64_t ref;     // Acquire: waiter id
+    int64_t lease_ms; // Release/Cleanup: lease to restore on a partial release
     edgelock_result_fn cb;
     void *user;
-    uint32_t next;        // send queue link
+    uint32_t next;          // send queue link
     uint8_t request_id[16]; // unlock latch
 };
 
@@ -124,7 +125,7 @@ struct Connection {
     redisAsyncContext *ac;
     uint32_t setup_pending; // AUTH/SELECT/SCRIPT LOAD replies still due
     uint32_t backoff_ms;
-    struct event *timer;    // connect timeout, then reconnect delay
+    struct event *timer; // connect timeout, then reconnect delay
 };
 
 struct Client {
@@ -177,8 +178,8 @@ struct Client {
 Client *client_create(const edgelock_config *cfg, struct event_base *base, edgelock_status *st);
 void client_destroy(Client *c);
 void client_shutdown(Client *c); // complete everything with SHUTDOWN, close connections
-void invoke_result(Client *c, edgelock_result_fn cb, uint64_t lock_id, edgelock_status st,
-                   int64_t value, void *user);
+void invoke_result(Client *c, edgelock_result_fn cb, uint64_t lock_id, edgelock_status st, int64_t value,
+                   void *user);
 void invoke_lock_lost(Client *c, uint64_t lock_id, uint64_t owner);
 bool on_loop_thread(const Client *c);
 
@@ -246,7 +247,10 @@ void query_on_reply(Client *c, const Command *cmd, struct redisReply *reply, edg
 void cleanup_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease_ms);
 
 // Time arithmetic that cannot overflow with deadlines of kForever.
-inline uint64_t add_ms(uint64_t now, uint64_t d) { return d >= kForever - now ? kForever : now + d; }
+inline uint64_t add_ms(uint64_t now, uint64_t d)
+{
+    return d >= kForever - now ? kForever : now + d;
+}
 void timer_arm(struct event *ev, uint64_t delay_ms);
 
 } // namespace edgelock

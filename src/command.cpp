@@ -12,7 +12,8 @@
 #include "names.hpp"
 #include "resp.hpp"
 
-namespace edgelock {
+namespace edgelock
+{
 
 static const char kPublish[] = "publish";
 
@@ -28,24 +29,28 @@ static Command *from_privdata(Client *c, void *p, uint32_t *index)
     uintptr_t v = reinterpret_cast<uintptr_t>(p);
     uint32_t i = (uint32_t)(v & 0xffffu);
     Command *cmd = c->cmds.get(i);
-    if (!cmd || (id_gen(c->cmds.id_of(i)) & 0xffffu) != ((v >> 16) & 0xffffu)) return nullptr;
+    if (!cmd || (id_gen(c->cmds.id_of(i)) & 0xffffu) != ((v >> 16) & 0xffffu))
+        return nullptr;
     *index = i;
     return cmd;
 }
 
 Command *cmd_new(Client *c, CmdKind kind, uint64_t lock_id, uint64_t *id_out)
 {
-    if (c->closing) return nullptr;
+    if (c->closing)
+        return nullptr;
     uint32_t i;
     Command *cmd = c->cmds.alloc(&i);
-    if (!cmd) return nullptr;
+    if (!cmd)
+        return nullptr;
     cmd->kind = kind;
     cmd->state = CmdState::Queued;
     cmd->deadline_ms = add_ms(edgelock_port_now_ms(), c->cfg.command_timeout_ms);
     cmd->lock_id = lock_id;
     cmd->next = kNoIndex;
     cmd->pins_lock = lock_id != 0;
-    if (lock_id) lock_get(c, lock_id)->refs++;
+    if (lock_id)
+        lock_get(c, lock_id)->refs++;
     *id_out = c->cmds.id_of(i);
     return cmd;
 }
@@ -115,15 +120,18 @@ static void write_renew(RespCommand &rc, Client *c, const Command *cmd, uint64_t
         }
     }
     write_script(rc, cmd, kScriptRenew, n);
-    for (uint32_t k = 0; k < n; k++) write_key(rc, c, c->holds.get(order[k])->lock_id);
+    for (uint32_t k = 0; k < n; k++)
+        write_key(rc, c, c->holds.get(order[k])->lock_id);
     rc.arg_u64(c->cfg.watchdog_lease_ms);
-    for (uint32_t k = 0; k < n; k++) write_owner_arg(rc, c, c->holds.get(order[k])->owner);
+    for (uint32_t k = 0; k < n; k++)
+        write_owner_arg(rc, c, c->holds.get(order[k])->owner);
 }
 
 static bool format(Client *c, const Command *cmd, uint64_t id, const char **out, size_t *len)
 {
     // An unpinned cleanup re-sent after NOSCRIPT may outlive its lock handle.
-    if (cmd->lock_id && !lock_get(c, cmd->lock_id)) return false;
+    if (cmd->lock_id && !lock_get(c, cmd->lock_id))
+        return false;
     RespCommand rc(c->cmd_buf, c->cmd_buf_len);
     switch (cmd->kind) {
     case CmdKind::Acquire:
@@ -164,9 +172,7 @@ static bool format(Client *c, const Command *cmd, uint64_t id, const char **out,
         rc.arg("PTTL");
         write_key(rc, c, cmd->lock_id);
         break;
-    case CmdKind::Renew:
-        write_renew(rc, c, cmd, id);
-        break;
+    case CmdKind::Renew: write_renew(rc, c, cmd, id); break;
     case CmdKind::LatchDelete:
         rc.arg("DEL");
         write_latch(rc, c, cmd);
@@ -179,13 +185,15 @@ static void unlink_queued(Client *c, uint32_t index)
 {
     uint32_t prev = kNoIndex;
     for (uint32_t i = c->send_head; i != kNoIndex; prev = i, i = c->cmds.get(i)->next) {
-        if (i != index) continue;
+        if (i != index)
+            continue;
         uint32_t next = c->cmds.get(i)->next;
         if (prev == kNoIndex)
             c->send_head = next;
         else
             c->cmds.get(prev)->next = next;
-        if (c->send_tail == index) c->send_tail = prev;
+        if (c->send_tail == index)
+            c->send_tail = prev;
         return;
     }
 }
@@ -197,9 +205,11 @@ static void complete(Client *c, uint32_t index, redisReply *reply, edgelock_stat
     Command *slot = c->cmds.get(index);
     uint64_t id = c->cmds.id_of(index);
     Command cmd = *slot;
-    if (cmd.state == CmdState::Queued) unlink_queued(c, index);
+    if (cmd.state == CmdState::Queued)
+        unlink_queued(c, index);
     c->cmds.release(index);
-    if (cmd.pins_lock) lock_get(c, cmd.lock_id)->refs--;
+    if (cmd.pins_lock)
+        lock_get(c, cmd.lock_id)->refs--;
 
     switch (cmd.kind) {
     case CmdKind::Acquire: acquire_on_reply(c, &cmd, reply, st); break;
@@ -212,7 +222,8 @@ static void complete(Client *c, uint32_t index, redisReply *reply, edgelock_stat
     case CmdKind::Renew: watchdog_on_renew_reply(c, id, &cmd, reply, st); break;
     case CmdKind::LatchDelete: break;
     }
-    if (!c->closing) acquire_on_command_slot_free(c);
+    if (!c->closing)
+        acquire_on_command_slot_free(c);
 }
 
 static void reply_cb(redisAsyncContext *ac, void *r, void *privdata);
@@ -249,7 +260,8 @@ static void reply_cb(redisAsyncContext *ac, void *r, void *privdata)
     Client *c = conn->client;
     uint32_t index;
     Command *cmd = from_privdata(c, privdata, &index);
-    if (!cmd || cmd->state != CmdState::Sent) return; // completed already (timeout)
+    if (!cmd || cmd->state != CmdState::Sent)
+        return; // completed already (timeout)
     auto *reply = static_cast<redisReply *>(r);
     if (!reply) {
         complete(c, index, nullptr, EDGELOCK_ERR_CONNECTION);
@@ -258,8 +270,10 @@ static void reply_cb(redisAsyncContext *ac, void *r, void *privdata)
     if (reply->type == REDIS_REPLY_ERROR && !cmd->eval_fallback && strncmp(reply->str, "NOSCRIPT", 8) == 0) {
         // The server lost our scripts (restart, SCRIPT FLUSH): send the body.
         cmd->eval_fallback = true;
-        if (conn_ready(&c->cmd_conn)) send(c, index);
-        else complete(c, index, nullptr, EDGELOCK_ERR_CONNECTION);
+        if (conn_ready(&c->cmd_conn))
+            send(c, index);
+        else
+            complete(c, index, nullptr, EDGELOCK_ERR_CONNECTION);
         return;
     }
     complete(c, index, reply, reply->type == REDIS_REPLY_ERROR ? EDGELOCK_ERR_REDIS : EDGELOCK_OK);
@@ -267,7 +281,8 @@ static void reply_cb(redisAsyncContext *ac, void *r, void *privdata)
 
 static void arm_timer(Client *c, uint64_t deadline)
 {
-    if (deadline >= c->cmd_timer_at) return;
+    if (deadline >= c->cmd_timer_at)
+        return;
     uint64_t now = edgelock_port_now_ms();
     c->cmd_timer_at = deadline;
     timer_arm(c->cmd_timer, deadline > now ? deadline - now : 0);
@@ -296,7 +311,8 @@ void cmd_flush_queue(Client *c)
         uint32_t index = c->send_head;
         Command *cmd = c->cmds.get(index);
         c->send_head = cmd->next;
-        if (c->send_head == kNoIndex) c->send_tail = kNoIndex;
+        if (c->send_head == kNoIndex)
+            c->send_tail = kNoIndex;
         cmd->next = kNoIndex;
         send(c, index); // marks it Sent, or completes it on failure
     }
@@ -305,7 +321,8 @@ void cmd_flush_queue(Client *c)
 void cmd_fail_all(Client *c, edgelock_status st)
 {
     for (uint32_t i = 0; i < c->cmds.capacity(); i++)
-        if (c->cmds.get(i)) complete(c, i, nullptr, st);
+        if (c->cmds.get(i))
+            complete(c, i, nullptr, st);
     c->send_head = c->send_tail = kNoIndex;
 }
 
@@ -316,13 +333,15 @@ void cmd_on_timer(Client *c)
     bool sent_expired = false;
     for (uint32_t i = 0; i < c->cmds.capacity() && !c->closing; i++) {
         Command *cmd = c->cmds.get(i);
-        if (!cmd || cmd->deadline_ms > now) continue;
+        if (!cmd || cmd->deadline_ms > now)
+            continue;
         bool sent = cmd->state == CmdState::Sent;
         sent_expired |= sent;
         // Never sent: Redis was unreachable all along. Sent: it did not answer.
         complete(c, i, nullptr, sent ? EDGELOCK_ERR_TIMEOUT : EDGELOCK_ERR_CONNECTION);
     }
-    if (c->closing) return;
+    if (c->closing)
+        return;
     // A reply that never came leaves the connection's reply order unknowable:
     // drop it; every other command on it completes, and we reconnect.
     if (sent_expired && c->cmd_conn.state != ConnState::Down) {
@@ -332,9 +351,11 @@ void cmd_on_timer(Client *c)
     uint64_t next = kForever;
     for (uint32_t i = 0; i < c->cmds.capacity(); i++) {
         Command *cmd = c->cmds.get(i);
-        if (cmd && cmd->deadline_ms < next) next = cmd->deadline_ms;
+        if (cmd && cmd->deadline_ms < next)
+            next = cmd->deadline_ms;
     }
-    if (next != kForever) arm_timer(c, next);
+    if (next != kForever)
+        arm_timer(c, next);
 }
 
 } // namespace edgelock

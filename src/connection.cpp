@@ -14,11 +14,15 @@
 
 #include "client.hpp"
 
-namespace edgelock {
+namespace edgelock
+{
 
 static void went_down(Connection *conn);
 
-static const char *role(const Connection *conn) { return conn->subscriber ? "subscriber" : "command"; }
+static const char *role(const Connection *conn)
+{
+    return conn->subscriber ? "subscriber" : "command";
+}
 
 static Connection *current(const redisAsyncContext *ac)
 {
@@ -41,7 +45,8 @@ static void schedule_reconnect(Connection *conn)
 
 static void maybe_ready(Connection *conn, bool tcp_up)
 {
-    if (conn->state != ConnState::Connecting || !tcp_up || conn->setup_pending) return;
+    if (conn->state != ConnState::Connecting || !tcp_up || conn->setup_pending)
+        return;
     conn->state = ConnState::Ready;
     conn->backoff_ms = conn->client->cfg.reconnect_min_ms;
     event_del(conn->timer);
@@ -55,7 +60,8 @@ static void maybe_ready(Connection *conn, bool tcp_up)
 static void connect_cb(const redisAsyncContext *ac, int status)
 {
     Connection *conn = current(ac);
-    if (!conn) return;
+    if (!conn)
+        return;
     if (status != REDIS_OK) {
         edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect failed: %s", role(conn), ac->errstr);
         conn->ac = nullptr; // hiredis frees the context after this callback
@@ -69,7 +75,8 @@ static void connect_cb(const redisAsyncContext *ac, int status)
 static void disconnect_cb(const redisAsyncContext *ac, int)
 {
     Connection *conn = current(ac);
-    if (!conn) return;
+    if (!conn)
+        return;
     edgelock_port_log(EDGELOCK_LOG_WARN, "%s connection lost: %s", role(conn), ac->errstr);
     conn->ac = nullptr;
     went_down(conn);
@@ -79,7 +86,8 @@ static void setup_reply_cb(redisAsyncContext *ac, void *r, void *)
 {
     Connection *conn = current(ac);
     auto *reply = static_cast<redisReply *>(r);
-    if (!conn || !reply) return; // a drop is handled where it is noticed
+    if (!conn || !reply)
+        return; // a drop is handled where it is noticed
     if (reply->type == REDIS_REPLY_ERROR) {
         // Wrong password, unknown ACL user, db out of range: retrying soon will
         // not help the operator, but backoff keeps it cheap.
@@ -109,7 +117,8 @@ void conn_init(Client *c, Connection *conn, bool subscriber)
     conn->state = ConnState::Down;
     conn->backoff_ms = c->cfg.reconnect_min_ms;
     conn->timer = event_new(c->base, -1, 0, conn_timer_cb, conn);
-    if (conn->timer) c->table_bytes += event_get_struct_event_size();
+    if (conn->timer)
+        c->table_bytes += event_get_struct_event_size();
 }
 
 static bool send_setup(Connection *conn, const char *fmt, ...)
@@ -118,7 +127,8 @@ static bool send_setup(Connection *conn, const char *fmt, ...)
     va_start(ap, fmt);
     int rc = redisvAsyncCommand(conn->ac, setup_reply_cb, nullptr, fmt, ap);
     va_end(ap);
-    if (rc != REDIS_OK) return false;
+    if (rc != REDIS_OK)
+        return false;
     conn->setup_pending++;
     return true;
 }
@@ -126,12 +136,14 @@ static bool send_setup(Connection *conn, const char *fmt, ...)
 void conn_start(Connection *conn)
 {
     Client *c = conn->client;
-    if (c->closing || conn->state != ConnState::Down) return;
+    if (c->closing || conn->state != ConnState::Down)
+        return;
     redisAsyncContext *ac = redisAsyncConnect(c->url.host, c->url.port);
     if (!ac || ac->err) {
         edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect failed: %s", role(conn),
                           ac ? ac->errstr : "out of memory");
-        if (ac) redisAsyncFree(ac);
+        if (ac)
+            redisAsyncFree(ac);
         schedule_reconnect(conn);
         return;
     }
@@ -148,7 +160,8 @@ void conn_start(Connection *conn)
         ok = c->url.user[0] ? send_setup(conn, "AUTH %s %s", c->url.user, c->url.password)
                             : send_setup(conn, "AUTH %s", c->url.password);
     }
-    if (ok && c->url.db) ok = send_setup(conn, "SELECT %u", c->url.db);
+    if (ok && c->url.db)
+        ok = send_setup(conn, "SELECT %u", c->url.db);
     for (int i = 0; ok && !conn->subscriber && i < kScriptCount; i++)
         ok = send_setup(conn, "SCRIPT LOAD %b", kScripts[i].text, kScripts[i].len);
     if (!ok) {
@@ -166,20 +179,24 @@ static void went_down(Connection *conn)
     conn->setup_pending = 0;
     event_del(conn->timer);
     Client *c = conn->client;
-    if (c->closing) return;
+    if (c->closing)
+        return;
     if (conn->subscriber)
         on_sub_conn_down(c);
     else
         on_command_conn_down(c, was_ready);
-    if (!c->closing) schedule_reconnect(conn);
+    if (!c->closing)
+        schedule_reconnect(conn);
 }
 
 void conn_drop(Connection *conn)
 {
     redisAsyncContext *ac = conn->ac;
     conn->ac = nullptr;
-    if (ac) redisAsyncFree(ac);
-    if (conn->state != ConnState::Down) went_down(conn);
+    if (ac)
+        redisAsyncFree(ac);
+    if (conn->state != ConnState::Down)
+        went_down(conn);
 }
 
 void conn_close(Connection *conn)
@@ -188,9 +205,13 @@ void conn_close(Connection *conn)
     redisAsyncContext *ac = conn->ac;
     conn->ac = nullptr;
     conn->state = ConnState::Down;
-    if (ac) redisAsyncFree(ac);
+    if (ac)
+        redisAsyncFree(ac);
 }
 
-bool conn_ready(const Connection *conn) { return conn->state == ConnState::Ready && conn->ac; }
+bool conn_ready(const Connection *conn)
+{
+    return conn->state == ConnState::Ready && conn->ac;
+}
 
 } // namespace edgelock

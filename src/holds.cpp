@@ -11,14 +11,16 @@
 
 #include "client.hpp"
 
-namespace edgelock {
+namespace edgelock
+{
 
 Hold *hold_find(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
 {
     for (uint32_t i = 0; i < c->holds.capacity(); i++) {
         Hold *h = c->holds.get(i);
         if (h && h->lock_id == lock_id && h->owner == owner) {
-            if (index) *index = i;
+            if (index)
+                *index = i;
             return h;
         }
     }
@@ -38,7 +40,8 @@ Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
         return h;
     }
     h = c->holds.alloc(index);
-    if (!h) return nullptr;
+    if (!h)
+        return nullptr;
     h->lock_id = lock_id;
     h->owner = owner;
     h->pending = 1;
@@ -50,7 +53,8 @@ void hold_unpin(Client *c, uint32_t index)
     Hold *h = c->holds.get(index);
     EDGELOCK_ASSERT(h && h->pending > 0);
     h->pending--;
-    if (h->pending == 0 && h->count == 0 && !h->lost && !h->renewing) c->holds.release(index);
+    if (h->pending == 0 && h->count == 0 && !h->lost && !h->renewing)
+        c->holds.release(index);
 }
 
 bool hold_active(const Client *, const Hold *h, uint64_t now)
@@ -64,13 +68,15 @@ void hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms
     if (lease_ms == EDGELOCK_LEASE_WATCHDOG) {
         h->watchdog = true;
     } else {
-        if (h->count == 0) h->watchdog = false;
+        if (h->count == 0)
+            h->watchdog = false;
         h->expires_ms = add_ms(sent_ms, (uint64_t)lease_ms);
     }
     h->lease_ms = lease_ms;
     h->count++;
     h->confirmed_ms = sent_ms;
-    if (h->watchdog) watchdog_arm(c);
+    if (h->watchdog)
+        watchdog_arm(c);
 }
 
 void hold_mark_lost(Client *c, uint32_t index)
@@ -83,12 +89,16 @@ void hold_mark_lost(Client *c, uint32_t index)
 
 void watchdog_arm(Client *c)
 {
-    if (c->watchdog_armed) return;
+    if (c->watchdog_armed)
+        return;
     c->watchdog_armed = true;
     timer_arm(c->watchdog_timer, c->cfg.watchdog_lease_ms / 3);
 }
 
-static bool renewable(const Hold *h) { return h->count > 0 && h->watchdog && !h->lost; }
+static bool renewable(const Hold *h)
+{
+    return h->count > 0 && h->watchdog && !h->lost;
+}
 
 void watchdog_tick(Client *c)
 {
@@ -101,15 +111,19 @@ void watchdog_tick(Client *c)
     uint32_t pos = 0;
     for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
         Hold *h = c->holds.get(i);
-        if (!h || !renewable(h)) continue;
+        if (!h || !renewable(h))
+            continue;
         if (now - h->confirmed_ms >= lease) {
             hold_mark_lost(c, i);
             continue;
         }
         any = true;
-        if (h->confirmed_ms + lease < next) next = h->confirmed_ms + lease; // check loss on time
-        if (h->renewing || !conn_ready(&c->cmd_conn)) continue;
-        if (!batch && !cmd_new(c, CmdKind::Renew, 0, &batch)) continue; // full: next tick
+        if (h->confirmed_ms + lease < next)
+            next = h->confirmed_ms + lease; // check loss on time
+        if (h->renewing || !conn_ready(&c->cmd_conn))
+            continue;
+        if (!batch && !cmd_new(c, CmdKind::Renew, 0, &batch))
+            continue; // full: next tick
         h->renewing = true;
         h->renew_cmd = batch;
         h->renew_pos = pos++;
@@ -136,7 +150,8 @@ void watchdog_on_renew_reply(Client *c, uint64_t cmd_id, const Command *cmd, red
     bool ok = st == EDGELOCK_OK && reply && reply->type == REDIS_REPLY_ARRAY;
     for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
         Hold *h = c->holds.get(i);
-        if (!h || !h->renewing || h->renew_cmd != cmd_id) continue;
+        if (!h || !h->renewing || h->renew_cmd != cmd_id)
+            continue;
         h->renewing = false;
         if (ok && h->renew_pos < reply->elements && renewable(h)) {
             redisReply *e = reply->element[h->renew_pos];
@@ -146,13 +161,15 @@ void watchdog_on_renew_reply(Client *c, uint64_t cmd_id, const Command *cmd, red
                 hold_mark_lost(c, i);
         }
         // A failed call is retried next tick; loss by time is the tick's job.
-        if (h->pending == 0 && h->count == 0 && !h->lost) c->holds.release(i);
+        if (h->pending == 0 && h->count == 0 && !h->lost)
+            c->holds.release(i);
     }
 }
 
 void on_command_conn_ready(Client *c)
 {
-    if (c->was_ready_once) c->reconnects++;
+    if (c->was_ready_once)
+        c->reconnects++;
     c->was_ready_once = true;
     cmd_flush_queue(c);
     acquire_retry_all(c);

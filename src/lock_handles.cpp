@@ -3,9 +3,13 @@
 
 #include "client.hpp"
 
-namespace edgelock {
+namespace edgelock
+{
 
-LockEntry *lock_get(Client *c, uint64_t lock_id) { return c->locks.get_id(lock_id); }
+LockEntry *lock_get(Client *c, uint64_t lock_id)
+{
+    return c->locks.get_id(lock_id);
+}
 
 const char *lock_name(Client *c, uint64_t lock_id, uint32_t *len)
 {
@@ -16,11 +20,14 @@ const char *lock_name(Client *c, uint64_t lock_id, uint32_t *len)
 
 edgelock_status lock_new(Client *c, const void *name, size_t len, edgelock_lock *out)
 {
-    if (!name || !out || len == 0 || len > c->cfg.max_name_len) return EDGELOCK_ERR_INVALID_ARG;
-    if (c->closing) return EDGELOCK_ERR_SHUTDOWN;
+    if (!name || !out || len == 0 || len > c->cfg.max_name_len)
+        return EDGELOCK_ERR_INVALID_ARG;
+    if (c->closing)
+        return EDGELOCK_ERR_SHUTDOWN;
     uint32_t i;
     LockEntry *le = c->locks.alloc(&i);
-    if (!le) return EDGELOCK_ERR_TABLE_FULL;
+    if (!le)
+        return EDGELOCK_ERR_TABLE_FULL;
     le->name_len = (uint32_t)len;
     memcpy(c->lock_names + (size_t)i * c->cfg.max_name_len, name, len);
     out->id = c->locks.id_of(i);
@@ -30,8 +37,10 @@ edgelock_status lock_new(Client *c, const void *name, size_t len, edgelock_lock 
 edgelock_status lock_free(Client *c, edgelock_lock lock)
 {
     LockEntry *le = lock_get(c, lock.id);
-    if (!le) return EDGELOCK_ERR_STALE_HANDLE;
-    if (le->refs > 0) return EDGELOCK_ERR_BUSY;
+    if (!le)
+        return EDGELOCK_ERR_STALE_HANDLE;
+    if (le->refs > 0)
+        return EDGELOCK_ERR_BUSY;
     uint64_t now = edgelock_port_now_ms();
     for (uint32_t i = 0; i < c->holds.capacity(); i++) {
         Hold *h = c->holds.get(i);
@@ -41,7 +50,8 @@ edgelock_status lock_free(Client *c, edgelock_lock lock)
     // What is left are loss markers and lapsed fixed leases: they go with it.
     for (uint32_t i = 0; i < c->holds.capacity(); i++) {
         Hold *h = c->holds.get(i);
-        if (h && h->lock_id == lock.id) c->holds.release(i);
+        if (h && h->lock_id == lock.id)
+            c->holds.release(i);
     }
     c->locks.release(id_index(lock.id));
     return EDGELOCK_OK;

@@ -2,7 +2,8 @@
 
 #include <string.h>
 
-namespace edgelock {
+namespace edgelock
+{
 
 const char kLockChannelPrefix[] = "redisson_lock__channel";
 const char kUnlockLatchPrefix[] = "redisson_unlock_latch";
@@ -13,11 +14,15 @@ void Writer::bytes(const void *p, size_t n)
         overflow = true;
         return;
     }
-    if (n) memcpy(buf + len, p, n);
+    if (n)
+        memcpy(buf + len, p, n);
     len += n;
 }
 
-void Writer::str(const char *s) { bytes(s, strlen(s)); }
+void Writer::str(const char *s)
+{
+    bytes(s, strlen(s));
+}
 
 void Writer::u64(uint64_t v)
 {
@@ -28,7 +33,8 @@ void Writer::u64(uint64_t v)
         v /= 10;
     } while (v);
     char out[20];
-    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
     bytes(out, n);
 }
 
@@ -42,7 +48,10 @@ void Writer::i64(int64_t v)
     }
 }
 
-bool contains_brace(const void *name, size_t len) { return memchr(name, '{', len) != nullptr; }
+bool contains_brace(const void *name, size_t len)
+{
+    return memchr(name, '{', len) != nullptr;
+}
 
 void write_prefix_name(Writer &w, const char *prefix, const void *name, size_t len)
 {
@@ -64,6 +73,9 @@ void write_owner(Writer &w, const char *client_id, uint64_t owner)
     w.u64(owner);
 }
 
-size_t channel_len(size_t name_len) { return sizeof(kLockChannelPrefix) - 1 + 3 + name_len; }
+size_t channel_len(size_t name_len)
+{
+    return sizeof(kLockChannelPrefix) - 1 + 3 + name_len;
+}
 
 } // namespace edgelock

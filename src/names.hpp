@@ -4,7 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-namespace edgelock {
+namespace edgelock
+{
 
 // Cursor over a fixed buffer; overflow is sticky and reported once at the end.
 struct Writer {

@@ -11,7 +11,8 @@
 #include "names.hpp"
 #include "resp.hpp"
 
-namespace edgelock {
+namespace edgelock
+{
 
 static char *channel_of(Client *c, uint32_t index)
 {
@@ -21,7 +22,8 @@ static char *channel_of(Client *c, uint32_t index)
 static void sub_reply_cb(redisAsyncContext *ac, void *r, void *)
 {
     auto *conn = static_cast<Connection *>(ac->data);
-    if (!conn || conn->ac != ac) return; // a closed context flushing its callbacks
+    if (!conn || conn->ac != ac)
+        return; // a closed context flushing its callbacks
     sub_on_reply(conn->client, static_cast<redisReply *>(r));
 }
 
@@ -34,7 +36,8 @@ static bool send_sub(Client *c, uint32_t index, const char *verb)
     rc.arg(channel_of(c, index), s->len);
     const char *out;
     size_t len;
-    if (!rc.finish(&out, &len)) return false;
+    if (!rc.finish(&out, &len))
+        return false;
     return redisAsyncFormattedCommand(c->sub_conn.ac, sub_reply_cb, c, out, len) == REDIS_OK;
 }
 
@@ -61,14 +64,16 @@ edgelock_status sub_join(Client *c, uint64_t lock_id, uint32_t *sub_index)
         Subscription *s = c->subs.get(i);
         if (s && s->len == w.len && memcmp(channel_of(c, i), chan, w.len) == 0) {
             s->refs++;
-            if (s->state == SubState::Down) subscribe(c, i);
+            if (s->state == SubState::Down)
+                subscribe(c, i);
             *sub_index = i;
             return EDGELOCK_OK;
         }
     }
     uint32_t i;
     Subscription *s = c->subs.alloc(&i);
-    if (!s) return EDGELOCK_ERR_TABLE_FULL;
+    if (!s)
+        return EDGELOCK_ERR_TABLE_FULL;
     memcpy(channel_of(c, i), chan, w.len);
     s->len = (uint32_t)w.len;
     s->refs = 1;
@@ -81,7 +86,8 @@ void sub_leave(Client *c, uint32_t index)
 {
     Subscription *s = c->subs.get(index);
     EDGELOCK_ASSERT(s && s->refs > 0);
-    if (--s->refs > 0) return;
+    if (--s->refs > 0)
+        return;
     switch (s->state) {
     case SubState::Subscribed:
         if (conn_ready(&c->sub_conn) && send_sub(c, index, "UNSUBSCRIBE"))
@@ -90,7 +96,7 @@ void sub_leave(Client *c, uint32_t index)
             c->subs.release(index);
         break;
     case SubState::Down: c->subs.release(index); break;
-    case SubState::Subscribing:   // unsubscribed when the confirmation arrives
+    case SubState::Subscribing: // unsubscribed when the confirmation arrives
     case SubState::Unsubscribing: break;
     }
 }
@@ -103,9 +109,11 @@ static bool is(const redisReply *e, const char *s)
 
 void sub_on_reply(Client *c, redisReply *reply)
 {
-    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements < 3 || c->closing) return;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements < 3 || c->closing)
+        return;
     redisReply *chan = reply->element[1];
-    if (chan->type != REDIS_REPLY_STRING) return;
+    if (chan->type != REDIS_REPLY_STRING)
+        return;
     uint32_t index = kNoIndex;
     for (uint32_t i = 0; i < c->subs.capacity(); i++) {
         Subscription *s = c->subs.get(i);
@@ -114,11 +122,13 @@ void sub_on_reply(Client *c, redisReply *reply)
             break;
         }
     }
-    if (index == kNoIndex) return;
+    if (index == kNoIndex)
+        return;
     Subscription *s = c->subs.get(index);
     redisReply *kind = reply->element[0];
     if (is(kind, "subscribe")) {
-        if (s->state != SubState::Subscribing) return;
+        if (s->state != SubState::Subscribing)
+            return;
         s->state = SubState::Subscribed;
         if (s->refs == 0) {
             s->refs = 1; // let sub_leave send the UNSUBSCRIBE
@@ -127,7 +137,8 @@ void sub_on_reply(Client *c, redisReply *reply)
         }
         acquire_on_subscribed(c, index);
     } else if (is(kind, "unsubscribe")) {
-        if (s->state != SubState::Unsubscribing) return;
+        if (s->state != SubState::Unsubscribing)
+            return;
         if (s->refs > 0)
             subscribe(c, index);
         else
@@ -144,7 +155,8 @@ void sub_resubscribe_all(Client *c)
 {
     for (uint32_t i = 0; i < c->subs.capacity() && !c->closing; i++) {
         Subscription *s = c->subs.get(i);
-        if (s && s->state == SubState::Down && s->refs > 0) subscribe(c, i);
+        if (s && s->state == SubState::Down && s->refs > 0)
+            subscribe(c, i);
     }
 }
 
@@ -152,7 +164,8 @@ void sub_on_down(Client *c)
 {
     for (uint32_t i = 0; i < c->subs.capacity(); i++) {
         Subscription *s = c->subs.get(i);
-        if (!s) continue;
+        if (!s)
+            continue;
         if (s->refs == 0)
             c->subs.release(i);
         else
@@ -160,7 +173,13 @@ void sub_on_down(Client *c)
     }
 }
 
-void on_sub_conn_ready(Client *c) { sub_resubscribe_all(c); }
-void on_sub_conn_down(Client *c) { sub_on_down(c); }
+void on_sub_conn_ready(Client *c)
+{
+    sub_resubscribe_all(c);
+}
+void on_sub_conn_down(Client *c)
+{
+    sub_on_down(c);
+}
 
 } // namespace edgelock

@@ -5,11 +5,13 @@
 
 #include "client.hpp"
 
-namespace edgelock {
+namespace edgelock
+{
 
 static int64_t lease_for(const Client *c, const Hold *h)
 {
-    if (!h || h->lease_ms == EDGELOCK_LEASE_WATCHDOG || h->lease_ms <= 0) return c->cfg.watchdog_lease_ms;
+    if (!h || h->lease_ms == EDGELOCK_LEASE_WATCHDOG || h->lease_ms <= 0)
+        return c->cfg.watchdog_lease_ms;
     return h->lease_ms;
 }
 
@@ -20,14 +22,18 @@ static void clear_lost(Client *c, uint32_t index)
     h->lost = false;
     h->count = 0;
     h->watchdog = false;
-    if (h->pending == 0 && !h->renewing) c->holds.release(index);
+    if (h->pending == 0 && !h->renewing)
+        c->holds.release(index);
 }
 
 static edgelock_status check_call(Client *c, edgelock_lock lock, edgelock_result_fn cb)
 {
-    if (!cb) return EDGELOCK_ERR_INVALID_ARG;
-    if (c->closing) return EDGELOCK_ERR_SHUTDOWN;
-    if (!lock_get(c, lock.id)) return EDGELOCK_ERR_STALE_HANDLE;
+    if (!cb)
+        return EDGELOCK_ERR_INVALID_ARG;
+    if (c->closing)
+        return EDGELOCK_ERR_SHUTDOWN;
+    if (!lock_get(c, lock.id))
+        return EDGELOCK_ERR_STALE_HANDLE;
     return EDGELOCK_OK;
 }
 
@@ -35,7 +41,8 @@ static void send_latch_delete(Client *c, const Command *release)
 {
     uint64_t id;
     Command *cmd = cmd_new(c, CmdKind::LatchDelete, release->lock_id, &id);
-    if (!cmd) return; // the latch expires on its own
+    if (!cmd)
+        return; // the latch expires on its own
     memcpy(cmd->request_id, release->request_id, sizeof(cmd->request_id));
     cmd_submit(c, id);
 }
@@ -44,7 +51,8 @@ static Command *new_release(Client *c, CmdKind kind, uint64_t lock_id, uint64_t 
                             uint64_t *id)
 {
     Command *cmd = cmd_new(c, kind, lock_id, id);
-    if (!cmd) return nullptr;
+    if (!cmd)
+        return nullptr;
     cmd->owner = owner;
     cmd->lease_ms = lease;
     edgelock_port_random(cmd->request_id, sizeof(cmd->request_id));
@@ -55,7 +63,8 @@ edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edg
                               void *user)
 {
     edgelock_status st = check_call(c, lock, cb);
-    if (st != EDGELOCK_OK) return st;
+    if (st != EDGELOCK_OK)
+        return st;
     uint32_t hi;
     Hold *h = hold_find(c, lock.id, owner, &hi);
     if (h && h->lost) {
@@ -64,10 +73,12 @@ edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edg
     }
     uint64_t id;
     Command *cmd = new_release(c, CmdKind::Release, lock.id, owner, lease_for(c, h), &id);
-    if (!cmd) return EDGELOCK_ERR_TABLE_FULL;
+    if (!cmd)
+        return EDGELOCK_ERR_TABLE_FULL;
     cmd->cb = cb;
     cmd->user = user;
-    if (h) h->pending++;
+    if (h)
+        h->pending++;
     cmd_submit(c, id);
     return EDGELOCK_OK;
 }
@@ -93,15 +104,15 @@ void release_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock
             // Not the owner in Redis. If we thought it was held under the
             // watchdog, it was lost behind our back; a lapsed fixed lease is
             // plain NOT_OWNER, as in Redisson.
-            st = h && (h->lost || (h->watchdog && h->count > 0)) ? EDGELOCK_ERR_LOST
-                                                                 : EDGELOCK_ERR_NOT_OWNER;
+            st = h && (h->lost || (h->watchdog && h->count > 0)) ? EDGELOCK_ERR_LOST : EDGELOCK_ERR_NOT_OWNER;
             if (h) {
                 h->count = 0;
                 h->lost = false;
             }
         } else if (reply->type == REDIS_REPLY_INTEGER && (reply->integer == 0 || reply->integer == 1)) {
             value = reply->integer;
-            if (h) h->count = value == 1 ? 0 : (h->count > 1 ? h->count - 1 : 1);
+            if (h)
+                h->count = value == 1 ? 0 : (h->count > 1 ? h->count - 1 : 1);
             send_latch_delete(c, cmd);
         } else {
             st = EDGELOCK_ERR_PROTOCOL;
@@ -111,23 +122,29 @@ void release_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock
     }
     // Connection trouble: the outcome is unknown, the hold stays as it was and
     // the caller may retry.
-    if (h && cmd->kind == CmdKind::Release) hold_unpin(c, hi);
-    else if (h && h->count == 0 && h->pending == 0 && !h->lost && !h->renewing) c->holds.release(hi);
-    if (cmd->kind == CmdKind::Release) invoke_result(c, cmd->cb, cmd->lock_id, st, value, cmd->user);
+    if (h && cmd->kind == CmdKind::Release)
+        hold_unpin(c, hi);
+    else if (h && h->count == 0 && h->pending == 0 && !h->lost && !h->renewing)
+        c->holds.release(hi);
+    if (cmd->kind == CmdKind::Release)
+        invoke_result(c, cmd->cb, cmd->lock_id, st, value, cmd->user);
 }
 
 edgelock_status query_start(Client *c, CmdKind kind, edgelock_lock lock, uint64_t owner,
                             edgelock_result_fn cb, void *user)
 {
     edgelock_status st = check_call(c, lock, cb);
-    if (st != EDGELOCK_OK) return st;
+    if (st != EDGELOCK_OK)
+        return st;
     if (kind == CmdKind::HoldCount) {
         Hold *h = hold_find(c, lock.id, owner, nullptr);
-        if (h && h->lost) return EDGELOCK_ERR_LOST; // kept until that owner unlocks
+        if (h && h->lost)
+            return EDGELOCK_ERR_LOST; // kept until that owner unlocks
     }
     uint64_t id;
     Command *cmd = cmd_new(c, kind, lock.id, &id);
-    if (!cmd) return EDGELOCK_ERR_TABLE_FULL;
+    if (!cmd)
+        return EDGELOCK_ERR_TABLE_FULL;
     cmd->owner = owner;
     cmd->cb = cb;
     cmd->user = user;
@@ -162,7 +179,8 @@ static bool reply_integer(const redisReply *r, int64_t *out)
 void query_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock_status st)
 {
     int64_t value = 0;
-    if (st == EDGELOCK_OK && !reply_integer(reply, &value)) st = EDGELOCK_ERR_PROTOCOL;
+    if (st == EDGELOCK_OK && !reply_integer(reply, &value))
+        st = EDGELOCK_ERR_PROTOCOL;
     if (st == EDGELOCK_OK && cmd->kind == CmdKind::HoldCount && value == 0) {
         // We believed this owner held it under the watchdog: it is gone.
         uint32_t hi;

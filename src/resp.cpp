@@ -2,7 +2,8 @@
 
 #include <string.h>
 
-namespace edgelock {
+namespace edgelock
+{
 
 // Room left at the front for "*<argc>\r\n"; the header is written right-aligned
 // into it at finish() so the argument bytes never move.
@@ -12,7 +13,8 @@ RespCommand::RespCommand(char *buf, size_t cap)
     : buf_(buf), cap_(cap), w_(buf + kHeaderRoom, cap > kHeaderRoom ? cap - kHeaderRoom : 0),
       scratch_(part_, sizeof(part_)), argc_(0), header_room_(kHeaderRoom)
 {
-    if (cap <= kHeaderRoom) w_.overflow = true;
+    if (cap <= kHeaderRoom)
+        w_.overflow = true;
 }
 
 void RespCommand::arg(const void *p, size_t n)
@@ -25,7 +27,10 @@ void RespCommand::arg(const void *p, size_t n)
     argc_++;
 }
 
-void RespCommand::arg(const char *s) { arg(s, strlen(s)); }
+void RespCommand::arg(const char *s)
+{
+    arg(s, strlen(s));
+}
 
 void RespCommand::arg_u64(uint64_t v)
 {
@@ -52,13 +57,15 @@ Writer &RespCommand::begin_arg()
 
 void RespCommand::end_arg()
 {
-    if (scratch_.overflow) w_.overflow = true;
+    if (scratch_.overflow)
+        w_.overflow = true;
     arg(part_, scratch_.len);
 }
 
 bool RespCommand::finish(const char **out, size_t *len)
 {
-    if (w_.overflow) return false;
+    if (w_.overflow)
+        return false;
     char hdr[kHeaderRoom];
     Writer h(hdr, sizeof(hdr));
     h.bytes("*", 1);

@@ -7,11 +7,13 @@
 
 #include "names.hpp"
 
-namespace edgelock {
+namespace edgelock
+{
 
 // Builds "*<argc>\r\n" followed by bulk strings. The argument count is patched
 // in at finish(), so arguments can be appended in a loop.
-class RespCommand {
+class RespCommand
+{
 public:
     RespCommand(char *buf, size_t cap);
     void arg(const void *p, size_t n);

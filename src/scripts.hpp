@@ -3,7 +3,8 @@
 
 #include <stddef.h>
 
-namespace edgelock {
+namespace edgelock
+{
 
 struct Script {
     const char *name;
@@ -13,7 +14,13 @@ struct Script {
 };
 
 // Indexes into kScripts; the embed step lists the files in this order.
-enum ScriptId { kScriptAcquire = 0, kScriptForceRelease = 1, kScriptRelease = 2, kScriptRenew = 3, kScriptCount = 4 };
+enum ScriptId {
+    kScriptAcquire = 0,
+    kScriptForceRelease = 1,
+    kScriptRelease = 2,
+    kScriptRenew = 3,
+    kScriptCount = 4
+};
 
 extern const Script kScripts[];
 

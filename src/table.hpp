@@ -7,17 +7,27 @@
 
 #include "port.h"
 
-namespace edgelock {
+namespace edgelock
+{
 
 constexpr uint32_t kNoIndex = 0xffffffffu;
 
 // id = generation << 32 | index; generation is never 0, so no id is 0.
-inline uint64_t make_id(uint32_t index, uint32_t gen) { return (uint64_t)gen << 32 | index; }
-inline uint32_t id_index(uint64_t id) { return (uint32_t)(id & 0xffffffffu); }
-inline uint32_t id_gen(uint64_t id) { return (uint32_t)(id >> 32); }
+inline uint64_t make_id(uint32_t index, uint32_t gen)
+{
+    return (uint64_t)gen << 32 | index;
+}
+inline uint32_t id_index(uint64_t id)
+{
+    return (uint32_t)(id & 0xffffffffu);
+}
+inline uint32_t id_gen(uint64_t id)
+{
+    return (uint32_t)(id >> 32);
+}
 
-template <typename T>
-class FixedTable {
+template <typename T> class FixedTable
+{
 public:
     struct Slot {
         T value;
@@ -45,7 +55,8 @@ public:
     // A fresh value-initialised slot, or nullptr when full (nothing changed).
     T *alloc(uint32_t *index_out)
     {
-        if (free_head_ == kNoIndex) return nullptr;
+        if (free_head_ == kNoIndex)
+            return nullptr;
         uint32_t i = free_head_;
         Slot &s = slots_[i];
         free_head_ = s.next_free;

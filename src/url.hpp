@@ -3,7 +3,8 @@
 
 #include <stdint.h>
 
-namespace edgelock {
+namespace edgelock
+{
 
 struct RedisUrl {
     char host[256];

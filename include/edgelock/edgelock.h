@@ -90,10 +90,11 @@ typedef enum edgelock_status {
     EDGELOCK_ERR_REDIS = -8,         /* Redis answered with an error (e.g. WRONGTYPE: key of another type) */
     EDGELOCK_ERR_SHUTDOWN = -9,      /* the client is being destroyed */
     EDGELOCK_ERR_STALE_HANDLE = -10, /* the lock handle was freed (or never created) */
-    EDGELOCK_ERR_WRONG_THREAD = -11, /* async call off the loop thread, or blocking call where it would deadlock */
-    EDGELOCK_ERR_BUSY = -12,         /* lock_free on a lock that is held or has calls in flight */
-    EDGELOCK_ERR_NO_MEMORY = -13,    /* edgelock_client_create() could not allocate its tables */
-    EDGELOCK_ERR_PROTOCOL = -14      /* Redis answered with a reply of an unexpected shape */
+    EDGELOCK_ERR_WRONG_THREAD =
+        -11,                 /* async call off the loop thread, or blocking call where it would deadlock */
+    EDGELOCK_ERR_BUSY = -12, /* lock_free on a lock that is held or has calls in flight */
+    EDGELOCK_ERR_NO_MEMORY = -13, /* edgelock_client_create() could not allocate its tables */
+    EDGELOCK_ERR_PROTOCOL = -14   /* Redis answered with a reply of an unexpected shape */
 } edgelock_status;
 
 /** Static text for a status, never NULL (unknown values give "unknown status"). */
@@ -113,8 +114,8 @@ const char *edgelock_status_str(edgelock_status s);
  * (the thread id for blocking holders). The hold is gone from the client; a
  * later unlock by that owner returns EDGELOCK_ERR_LOST.
  */
-typedef void (*edgelock_lock_lost_fn)(edgelock_client *client, edgelock_lock lock,
-                                      uint64_t owner, void *user);
+typedef void (*edgelock_lock_lost_fn)(edgelock_client *client, edgelock_lock lock, uint64_t owner,
+                                      void *user);
 
 /** Client configuration. Always fill with edgelock_config_init() first. */
 typedef struct edgelock_config {
@@ -133,12 +134,12 @@ typedef struct edgelock_config {
     uint32_t max_commands;      /** Redis commands queued or in flight at once (default 128) */
     uint32_t max_name_len;      /** longest lock name in bytes (default 128, at most 4096) */
 
-    uint32_t watchdog_lease_ms;    /** lease under the watchdog (default 30000, at least 30) */
-    uint32_t command_timeout_ms;   /** every Redis command, queued time included (default 3000) */
-    uint32_t connect_timeout_ms;   /** TCP connect + AUTH + SELECT (default 3000) */
-    uint32_t reconnect_min_ms;     /** first reconnect delay (default 100) */
-    uint32_t reconnect_max_ms;     /** reconnect delay cap, doubling up to it (default 5000) */
-    uint32_t unlock_latch_ttl_ms;  /** TTL of Redisson's unlock latch key (default 16000) */
+    uint32_t watchdog_lease_ms;   /** lease under the watchdog (default 30000, at least 30) */
+    uint32_t command_timeout_ms;  /** every Redis command, queued time included (default 3000) */
+    uint32_t connect_timeout_ms;  /** TCP connect + AUTH + SELECT (default 3000) */
+    uint32_t reconnect_min_ms;    /** first reconnect delay (default 100) */
+    uint32_t reconnect_max_ms;    /** reconnect delay cap, doubling up to it (default 5000) */
+    uint32_t unlock_latch_ttl_ms; /** TTL of Redisson's unlock latch key (default 16000) */
 
     /** Called when a watchdog hold is lost (may be NULL). */
     edgelock_lock_lost_fn on_lock_lost;
@@ -178,10 +179,10 @@ const char *edgelock_client_id(const edgelock_client *client);
 /** Table usage, for introspection and tests. */
 typedef struct edgelock_stats {
     uint32_t locks, holds, waiters, subscriptions, commands; /* entries in use now */
-    uint32_t connected;    /* 1 when the command connection is ready */
-    uint64_t reconnects;   /* command connections re-established after a drop */
-    uint64_t renew_calls;  /* watchdog renewal script calls sent */
-    uint64_t table_bytes;  /* bytes allocated for tables at creation */
+    uint32_t connected;                                      /* 1 when the command connection is ready */
+    uint64_t reconnects;  /* command connections re-established after a drop */
+    uint64_t renew_calls; /* watchdog renewal script calls sent */
+    uint64_t table_bytes; /* bytes allocated for tables at creation */
 } edgelock_stats;
 
 edgelock_status edgelock_client_stats(edgelock_client *client, edgelock_stats *out);
@@ -215,8 +216,8 @@ edgelock_status edgelock_lock_free(edgelock_client *client, edgelock_lock lock);
  * `owner` is the caller's own owner id (a task id, any uint64_t); the owner field
  * in Redis is "<client id>:<owner>".
  */
-typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock,
-                                   edgelock_status status, int64_t value, void *user);
+typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, edgelock_status status,
+                                   int64_t value, void *user);
 
 /**
  * Acquire. wait_ms: 0 one attempt, > 0 wait up to that long, EDGELOCK_WAIT_FOREVER.
@@ -228,8 +229,7 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock,
  * REDIS (e.g. WRONGTYPE), SHUTDOWN.
  */
 edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
-                                    int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb,
-                                    void *user);
+                                    int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb, void *user);
 
 /** Release one hold. NOT_OWNER when `owner` does not hold it (nothing changed);
  *  LOST when this client knew `owner` held it but Redis no longer has it. On full
@@ -241,13 +241,13 @@ edgelock_status edgelock_unlock_async(edgelock_client *client, edgelock_lock loc
 edgelock_status edgelock_force_unlock_async(edgelock_client *client, edgelock_lock lock,
                                             edgelock_result_fn cb, void *user);
 
-edgelock_status edgelock_is_locked_async(edgelock_client *client, edgelock_lock lock,
-                                         edgelock_result_fn cb, void *user);
+edgelock_status edgelock_is_locked_async(edgelock_client *client, edgelock_lock lock, edgelock_result_fn cb,
+                                         void *user);
 
 /** Hold count of `owner` as Redis has it. If this client knew `owner` held the
  *  lock and Redis no longer has the field, the status is LOST. */
-edgelock_status edgelock_hold_count_async(edgelock_client *client, edgelock_lock lock,
-                                          uint64_t owner, edgelock_result_fn cb, void *user);
+edgelock_status edgelock_hold_count_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
+                                          edgelock_result_fn cb, void *user);
 
 edgelock_status edgelock_remaining_ttl_async(edgelock_client *client, edgelock_lock lock,
                                              edgelock_result_fn cb, void *user);
@@ -264,8 +264,7 @@ edgelock_status edgelock_unlock(edgelock_client *client, edgelock_lock lock, int
 edgelock_status edgelock_force_unlock(edgelock_client *client, edgelock_lock lock, int *deleted);
 edgelock_status edgelock_is_locked(edgelock_client *client, edgelock_lock lock, int *locked);
 /** *held: 1 when the calling thread holds it. LOST when it held it and lost it. */
-edgelock_status edgelock_is_held_by_current_thread(edgelock_client *client, edgelock_lock lock,
-                                                   int *held);
+edgelock_status edgelock_is_held_by_current_thread(edgelock_client *client, edgelock_lock lock, int *held);
 edgelock_status edgelock_hold_count(edgelock_client *client, edgelock_lock lock, int64_t *count);
 edgelock_status edgelock_remaining_ttl(edgelock_client *client, edgelock_lock lock, int64_t *ttl_ms);
 

@@ -61,7 +61,8 @@ void edgelock_port_log(int level, const char *fmt, ...)
 {
     static const char *const names[] = {"error", "warn", "info", "debug"};
     const char *env = getenv("EDGELOCK_LOG");
-    if (env == NULL || level > atoi(env)) return;
+    if (env == NULL || level > atoi(env))
+        return;
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "edgelock %s: ", names[level & 3]);
@@ -76,10 +77,22 @@ void edgelock_port_assert_fail(const char *expr, const char *file, int line)
     abort();
 }
 
-void edgelock_port_mutex_init(edgelock_port_mutex *m) { pthread_mutex_init(m, NULL); }
-void edgelock_port_mutex_destroy(edgelock_port_mutex *m) { pthread_mutex_destroy(m); }
-void edgelock_port_mutex_lock(edgelock_port_mutex *m) { pthread_mutex_lock(m); }
-void edgelock_port_mutex_unlock(edgelock_port_mutex *m) { pthread_mutex_unlock(m); }
+void edgelock_port_mutex_init(edgelock_port_mutex *m)
+{
+    pthread_mutex_init(m, NULL);
+}
+void edgelock_port_mutex_destroy(edgelock_port_mutex *m)
+{
+    pthread_mutex_destroy(m);
+}
+void edgelock_port_mutex_lock(edgelock_port_mutex *m)
+{
+    pthread_mutex_lock(m);
+}
+void edgelock_port_mutex_unlock(edgelock_port_mutex *m)
+{
+    pthread_mutex_unlock(m);
+}
 
 void edgelock_port_cond_init(edgelock_port_cond *c)
 {
@@ -89,9 +102,18 @@ void edgelock_port_cond_init(edgelock_port_cond *c)
     pthread_cond_init(c, &a);
     pthread_condattr_destroy(&a);
 }
-void edgelock_port_cond_destroy(edgelock_port_cond *c) { pthread_cond_destroy(c); }
-void edgelock_port_cond_wait(edgelock_port_cond *c, edgelock_port_mutex *m) { pthread_cond_wait(c, m); }
-void edgelock_port_cond_signal(edgelock_port_cond *c) { pthread_cond_signal(c); }
+void edgelock_port_cond_destroy(edgelock_port_cond *c)
+{
+    pthread_cond_destroy(c);
+}
+void edgelock_port_cond_wait(edgelock_port_cond *c, edgelock_port_mutex *m)
+{
+    pthread_cond_wait(c, m);
+}
+void edgelock_port_cond_signal(edgelock_port_cond *c)
+{
+    pthread_cond_signal(c);
+}
 
 static void *thread_trampoline(void *arg)
 {

@@ -11,9 +11,11 @@
 static redisReply *authed(const RedisServer &r, const char *pass, const char *fmt, const char *arg = nullptr)
 {
     redisContext *c = r.connect();
-    if (!c) return nullptr;
+    if (!c)
+        return nullptr;
     redisReply *a = (redisReply *)redisCommand(c, "AUTH %s", pass);
-    if (a) freeReplyObject(a);
+    if (a)
+        freeReplyObject(a);
     redisReply *rep = arg ? (redisReply *)redisCommand(c, fmt, arg) : (redisReply *)redisCommand(c, fmt);
     redisFree(c);
     return rep;
@@ -40,12 +42,15 @@ TEST_CASE(password_acl_user_and_db_from_url)
     REQUIRE(c);
     edgelock_lock lk = make_lock(c, "authed");
     CHECK_ST(edgelock_try_lock(c, lk, 0, 10000), EDGELOCK_OK);
-    rep = authed(r, "s3cret@x", "EVAL %s 0", "redis.call('select', 3); return redis.call('exists', 'authed')");
+    rep =
+        authed(r, "s3cret@x", "EVAL %s 0", "redis.call('select', 3); return redis.call('exists', 'authed')");
     CHECK(rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 1);
-    if (rep) freeReplyObject(rep);
+    if (rep)
+        freeReplyObject(rep);
     rep = authed(r, "s3cret@x", "EXISTS authed"); // db 0 has nothing
     CHECK(rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 0);
-    if (rep) freeReplyObject(rep);
+    if (rep)
+        freeReplyObject(rep);
     CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);

@@ -48,7 +48,8 @@ TEST_CASE(ten_thousand_sequential_pairs_on_fresh_keys)
         edgelock_lock lk = make_lock(c, name);
         if (edgelock_try_lock(c, lk, 0, 30000) == EDGELOCK_OK) {
             int released = 0;
-            if (edgelock_unlock(c, lk, &released) == EDGELOCK_OK && released == 1) ok++;
+            if (edgelock_unlock(c, lk, &released) == EDGELOCK_OK && released == 1)
+                ok++;
         }
         edgelock_lock_free(c, lk);
     }

@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-namespace check {
+namespace check
+{
 
 Test *&registry()
 {
@@ -36,7 +37,8 @@ int run_all(int argc, char **argv)
     int passed = 0, failed = 0;
     const char *only = argc > 1 ? argv[1] : getenv("CHECK_ONLY");
     for (Test *t = registry(); t; t = t->next) {
-        if (only && *only && !strstr(t->name, only)) continue;
+        if (only && *only && !strstr(t->name, only))
+            continue;
         failures_in_test() = 0;
         printf("[ RUN  ] %s\n", t->name);
         fflush(stdout);

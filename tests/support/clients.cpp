@@ -10,10 +10,12 @@ edgelock_client *make_client(const char *url, void (*tweak)(edgelock_config *))
     edgelock_config cfg;
     edgelock_config_init(&cfg);
     cfg.url = url;
-    if (tweak) tweak(&cfg);
+    if (tweak)
+        tweak(&cfg);
     edgelock_client *c = nullptr;
     edgelock_status st = edgelock_client_create(&cfg, nullptr, &c);
-    if (st != EDGELOCK_OK) fprintf(stderr, "client_create: %s\n", edgelock_status_str(st));
+    if (st != EDGELOCK_OK)
+        fprintf(stderr, "client_create: %s\n", edgelock_status_str(st));
     return c;
 }
 
@@ -21,7 +23,8 @@ edgelock_lock make_lock(edgelock_client *c, const char *name)
 {
     edgelock_lock lk = {0};
     edgelock_status st = edgelock_lock_new(c, name, strlen(name), &lk);
-    if (st != EDGELOCK_OK) fprintf(stderr, "lock_new(%s): %s\n", name, edgelock_status_str(st));
+    if (st != EDGELOCK_OK)
+        fprintf(stderr, "lock_new(%s): %s\n", name, edgelock_status_str(st));
     return lk;
 }
 
@@ -32,8 +35,10 @@ bool tables_idle(edgelock_client *c)
     // The unlock latch DEL (and an UNSUBSCRIBE confirmation) may still be in
     // flight right after the last call returned: allow them a moment.
     for (int i = 0; i < 200 && !idle; i++) {
-        if (i) sleep_ms(10);
-        if (edgelock_client_stats(c, &s) != EDGELOCK_OK) return false;
+        if (i)
+            sleep_ms(10);
+        if (edgelock_client_stats(c, &s) != EDGELOCK_OK)
+            return false;
         idle = s.holds == 0 && s.waiters == 0 && s.subscriptions == 0 && s.commands == 0;
     }
     if (!idle)

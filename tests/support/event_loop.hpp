@@ -8,12 +8,14 @@
 
 #include "redis_server.hpp"
 
-class EventLoop {
+class EventLoop
+{
 public:
     EventLoop()
     {
         base_ = event_base_new();
-        if (base_) tick_ = event_new(base_, -1, EV_PERSIST, on_tick, nullptr);
+        if (base_)
+            tick_ = event_new(base_, -1, EV_PERSIST, on_tick, nullptr);
         if (tick_) {
             struct timeval tv = {0, 5000};
             event_add(tick_, &tv);
@@ -21,8 +23,10 @@ public:
     }
     ~EventLoop()
     {
-        if (tick_) event_free(tick_);
-        if (base_) event_base_free(base_);
+        if (tick_)
+            event_free(tick_);
+        if (base_)
+            event_base_free(base_);
     }
     EventLoop(const EventLoop &) = delete;
     EventLoop &operator=(const EventLoop &) = delete;
@@ -31,12 +35,12 @@ public:
     bool ok() const { return base_ && tick_; }
 
     // Runs the loop until pred() holds; false if timeout_ms passed first.
-    template <typename Pred>
-    bool run_until(Pred pred, unsigned timeout_ms)
+    template <typename Pred> bool run_until(Pred pred, unsigned timeout_ms)
     {
         uint64_t deadline = mono_ms() + timeout_ms;
         while (!pred()) {
-            if (mono_ms() >= deadline) return false;
+            if (mono_ms() >= deadline)
+                return false;
             event_base_loop(base_, EVLOOP_ONCE);
         }
         return true;

@@ -1,3 +1,6 @@
 #include "check.hpp"
 
-int main(int argc, char **argv) { return check::run_all(argc, argv); }
+int main(int argc, char **argv)
+{
+    return check::run_all(argc, argv);
+}

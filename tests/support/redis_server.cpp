@@ -21,7 +21,8 @@ uint16_t free_loopback_port()
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     a.sin_port = 0;
     socklen_t len = sizeof(a);
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
         close(fd);
         return 0;
     }
@@ -66,8 +67,10 @@ bool RedisServer::start(uint16_t port, const char *extra1, const char *extra2)
             argv[n++] = "warning";
             argv[n++] = "--logfile";
             argv[n++] = "/dev/null";
-            if (extra1) argv[n++] = extra1;
-            if (extra2) argv[n++] = extra2;
+            if (extra1)
+                argv[n++] = extra1;
+            if (extra2)
+                argv[n++] = extra2;
             argv[n] = nullptr;
             execvp(bin, (char *const *)argv);
             _exit(127);
@@ -79,9 +82,11 @@ bool RedisServer::start(uint16_t port, const char *extra1, const char *extra2)
                 redisReply *r = (redisReply *)redisCommand(c, "PING");
                 // Any answer means it is up (NOAUTH too, with --requirepass).
                 bool ok = r != nullptr;
-                if (r) freeReplyObject(r);
+                if (r)
+                    freeReplyObject(r);
                 redisFree(c);
-                if (ok) return true;
+                if (ok)
+                    return true;
             }
             int status;
             if (waitpid(pid_, &status, WNOHANG) == pid_) { // exited: port taken?
@@ -91,7 +96,8 @@ bool RedisServer::start(uint16_t port, const char *extra1, const char *extra2)
             sleep_ms(10);
         }
         stop();
-        if (port) return false;
+        if (port)
+            return false;
     }
     return false;
 }
@@ -126,7 +132,8 @@ redisContext *RedisServer::connect() const
 static redisReply *vcommand(const RedisServer &r, const char *fmt, va_list ap)
 {
     redisContext *c = r.connect();
-    if (!c) return nullptr;
+    if (!c)
+        return nullptr;
     redisReply *reply = (redisReply *)redisvCommand(c, fmt, ap);
     redisFree(c);
     return reply;
@@ -148,10 +155,14 @@ long long redis_integer(const RedisServer &r, const char *fmt, ...)
     redisReply *reply = vcommand(r, fmt, ap);
     va_end(ap);
     long long v = -999999;
-    if (reply && reply->type == REDIS_REPLY_INTEGER) v = reply->integer;
-    if (reply && reply->type == REDIS_REPLY_STRING) v = atoll(reply->str);
-    if (reply && reply->type == REDIS_REPLY_NIL) v = 0;
-    if (reply) freeReplyObject(reply);
+    if (reply && reply->type == REDIS_REPLY_INTEGER)
+        v = reply->integer;
+    if (reply && reply->type == REDIS_REPLY_STRING)
+        v = atoll(reply->str);
+    if (reply && reply->type == REDIS_REPLY_NIL)
+        v = 0;
+    if (reply)
+        freeReplyObject(reply);
     return v;
 }
 
@@ -165,7 +176,8 @@ void redis_string(const RedisServer &r, char *out, size_t cap, const char *fmt, 
     if (reply && (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS ||
                   reply->type == REDIS_REPLY_ERROR))
         snprintf(out, cap, "%.*s", (int)reply->len, reply->str);
-    if (reply) freeReplyObject(reply);
+    if (reply)
+        freeReplyObject(reply);
 }
 
 RedisServer &shared_server()

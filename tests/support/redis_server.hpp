@@ -6,7 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-class RedisServer {
+class RedisServer
+{
 public:
     RedisServer() = default;
     ~RedisServer() { stop(); }
@@ -15,8 +16,8 @@ public:
 
     // Start on a free port (or the given one); false if it did not come up.
     bool start(uint16_t port = 0, const char *extra_arg1 = nullptr, const char *extra_arg2 = nullptr);
-    void stop();     // SIGKILL, like a crash; waits for the process
-    bool restart();  // same port, empty data
+    void stop();    // SIGKILL, like a crash; waits for the process
+    bool restart(); // same port, empty data
     uint16_t port() const { return port_; }
     pid_t pid() const { return pid_; }
     const char *url() const { return url_; }
