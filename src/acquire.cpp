@@ -41,15 +41,6 @@ static void finish(Client *c, uint32_t index, edgelock_status st)
     invoke_result(c, cb, lock_id, st, 0, user);
 }
 
-static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t delay_ms)
-{
-    Waiter *w = c->waiters.get(index);
-    w->state = state;
-    event_del(c->waiter_timers[index].ev);
-    if (delay_ms != kForever)
-        timer_arm(c->waiter_timers[index].ev, delay_ms);
-}
-
 static uint64_t remaining(const Waiter *w, uint64_t now)
 {
     if (w->deadline_ms == kForever)
@@ -57,9 +48,30 @@ static uint64_t remaining(const Waiter *w, uint64_t now)
     return w->deadline_ms > now ? w->deadline_ms - now : 0;
 }
 
+// Arm the waiter's timer for min(delay, what is left of the wait). A timer
+// armed for the end of the wait ends it when it fires, even a hair early.
+static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t delay_ms)
+{
+    Waiter *w = c->waiters.get(index);
+    uint64_t left = remaining(w, edgelock_port_now_ms());
+    w->state = state;
+    w->timer_is_deadline = delay_ms >= left;
+    if (delay_ms > left)
+        delay_ms = left;
+    event_del(c->waiter_timers[index].ev);
+    if (delay_ms != kForever)
+        timer_arm(c->waiter_timers[index].ev, delay_ms);
+}
+
 static void attempt(Client *c, uint32_t index)
 {
     Waiter *w = c->waiters.get(index);
+    if (w->last_error != EDGELOCK_OK && !conn_ready(&c->cmd_conn)) {
+        // Redis is known to be unreachable: an attempt would only sit in the
+        // queue. acquire_retry_all() resumes us when the connection is back.
+        wait_for(c, index, WaiterState::Waiting, kForever);
+        return;
+    }
     uint64_t id;
     Command *cmd = cmd_new(c, CmdKind::Acquire, w->lock_id, &id);
     if (!cmd) {
@@ -68,8 +80,7 @@ static void attempt(Client *c, uint32_t index)
         if (!w->starved)
             c->starved_waiters++;
         w->starved = true;
-        uint64_t now = edgelock_port_now_ms();
-        wait_for(c, index, WaiterState::Waiting, remaining(w, now));
+        wait_for(c, index, WaiterState::Waiting, kForever);
         return;
     }
     if (w->starved)
@@ -138,8 +149,6 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
     // The holder's lease runs out after ttl ms (Redis does not publish expiry):
     // retry then. ttl < 0 means no expiry; only a message or the deadline helps.
     uint64_t delay = ttl >= 0 ? (uint64_t)ttl + 1 : kForever;
-    if (delay > left)
-        delay = left;
     if (w->sub_index == kNoIndex) {
         edgelock_status st = sub_join(c, w->lock_id, &w->sub_index);
         if (st != EDGELOCK_OK) {
@@ -199,7 +208,7 @@ void acquire_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock
     }
     // Retried when the command connection is back (acquire_retry_all); the
     // connection is always down by the time such a reply is delivered.
-    wait_for(c, index, WaiterState::Waiting, left);
+    wait_for(c, index, WaiterState::Waiting, kForever);
 }
 
 void acquire_on_timer(Client *c, uint32_t index)
@@ -207,7 +216,7 @@ void acquire_on_timer(Client *c, uint32_t index)
     Waiter *w = c->waiters.get(index);
     if (!w || w->state == WaiterState::Attempting)
         return;
-    if (remaining(w, edgelock_port_now_ms()) == 0) {
+    if (w->timer_is_deadline || remaining(w, edgelock_port_now_ms()) == 0) {
         finish(c, index, w->last_error != EDGELOCK_OK ? w->last_error : EDGELOCK_ERR_WAIT_TIMEOUT);
         return;
     }

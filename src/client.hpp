@@ -64,6 +64,7 @@ struct Waiter {
     WaiterState state;
     bool wake_pending;          // an unlock message arrived while an attempt was in flight
     bool starved;               // a retry found the command table full; retried when a slot frees
+    bool timer_is_deadline;     // the armed timer ends the wait (it may fire a hair early)
     edgelock_status last_error; // a connection problem seen while waiting
 };
 

@@ -101,10 +101,11 @@ void release_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock
     Hold *h = hold_find(c, cmd->lock_id, cmd->owner, &hi);
     if (st == EDGELOCK_OK) {
         if (reply->type == REDIS_REPLY_NIL) {
-            // Not the owner in Redis. If we thought it was held under the
-            // watchdog, it was lost behind our back; a lapsed fixed lease is
-            // plain NOT_OWNER, as in Redisson.
-            st = h && (h->lost || (h->watchdog && h->count > 0)) ? EDGELOCK_ERR_LOST : EDGELOCK_ERR_NOT_OWNER;
+            // Not the owner in Redis. If we thought it was still held (watchdog,
+            // or a fixed lease not yet over by our clock), it was lost behind
+            // our back; a lapsed fixed lease is plain NOT_OWNER, as in Redisson.
+            st = h && (h->lost || hold_active(c, h, edgelock_port_now_ms())) ? EDGELOCK_ERR_LOST
+                                                                             : EDGELOCK_ERR_NOT_OWNER;
             if (h) {
                 h->count = 0;
                 h->lost = false;
@@ -182,10 +183,10 @@ void query_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock_s
     if (st == EDGELOCK_OK && !reply_integer(reply, &value))
         st = EDGELOCK_ERR_PROTOCOL;
     if (st == EDGELOCK_OK && cmd->kind == CmdKind::HoldCount && value == 0) {
-        // We believed this owner held it under the watchdog: it is gone.
+        // We believed this owner still held it: it is gone.
         uint32_t hi;
         Hold *h = hold_find(c, cmd->lock_id, cmd->owner, &hi);
-        if (h && h->watchdog && h->count > 0 && !h->lost) {
+        if (h && hold_active(c, h, edgelock_port_now_ms())) {
             h->lost = true;
             st = EDGELOCK_ERR_LOST;
         }

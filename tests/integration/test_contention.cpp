@@ -1,0 +1,491 @@
+// Contention through the blocking C ABI: several threads (and clients) racing
+// for one lock against a real redis-server. Hand-off by unlock, by lease
+// expiry, wait timeouts, mutual exclusion, and wake-up by pub/sub.
+#include <stdio.h>
+#include <string.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "check.hpp"
+#include "clients.hpp"
+#include "edgelock/edgelock.h"
+#include "redis_server.hpp"
+
+namespace
+{
+
+// Poll cond every few ms until it holds or ms have passed.
+template <typename F> bool wait_until(unsigned ms, F cond)
+{
+    uint64_t end = mono_ms() + ms;
+    for (;;) {
+        if (cond())
+            return true;
+        if (mono_ms() >= end)
+            return false;
+        sleep_ms(2);
+    }
+}
+
+edgelock_stats stats_of(edgelock_client *c)
+{
+    edgelock_stats s;
+    memset(&s, 0, sizeof(s));
+    if (edgelock_client_stats(c, &s) != EDGELOCK_OK)
+        fprintf(stderr, "  client_stats failed\n");
+    return s;
+}
+
+// Housekeeping (the unlock latch DEL, an UNSUBSCRIBE awaiting its confirmation)
+// may still be in flight right after the last call returns: give it a moment.
+bool idle_soon(edgelock_client *c)
+{
+    wait_until(2000, [&] {
+        edgelock_stats s = stats_of(c);
+        return s.holds == 0 && s.waiters == 0 && s.subscriptions == 0 && s.commands == 0;
+    });
+    return tables_idle(c); // prints the counters when not idle
+}
+
+// A client with room for a thousand concurrent lock calls.
+void big_tables(edgelock_config *cfg)
+{
+    cfg->max_locks = 64;
+    cfg->max_holds = 1100;
+    cfg->max_waiters = 1100;
+    cfg->max_commands = 4096;
+}
+
+void room_for_200(edgelock_config *cfg)
+{
+    cfg->max_holds = 256;
+    cfg->max_waiters = 256;
+    cfg->max_commands = 1024;
+}
+
+// Tracks how many threads are inside a critical section and the most seen at once.
+struct Exclusion {
+    std::atomic<int> inside{0};
+    std::atomic<int> max_inside{0};
+    void enter()
+    {
+        int now = ++inside;
+        int seen = max_inside.load();
+        while (now > seen && !max_inside.compare_exchange_weak(seen, now)) {
+        }
+    }
+    void leave() { --inside; }
+};
+
+} // namespace
+
+TEST_CASE(waiter_gets_the_lock_only_after_the_holders_unlock)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "cont:two");
+
+    std::atomic<bool> a_holds{false}, a_unlocking{false}, b_done{false};
+    std::atomic<bool> b_acquired_before_unlock{false};
+    std::atomic<int> b_status{1};
+    std::atomic<int> a_unlock_status{1};
+
+    std::thread a([&] {
+        CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK);
+        a_holds = true;
+        // B parks as a waiter; it must not get the lock while A holds it.
+        CHECK(wait_until(5000, [&] { return stats_of(c).waiters == 1; }));
+        sleep_ms(300);
+        CHECK(!b_done.load());
+        a_unlocking = true; // set before the unlock call starts
+        int released = -1;
+        a_unlock_status = edgelock_unlock(c, lk, &released);
+        CHECK_EQ(released, 1);
+    });
+    REQUIRE(wait_until(5000, [&] { return a_holds.load(); }));
+    std::thread b([&] {
+        edgelock_status st = edgelock_try_lock(c, lk, 10000, 30000);
+        b_acquired_before_unlock = !a_unlocking.load();
+        b_status = st;
+        b_done = true;
+        if (st == EDGELOCK_OK) {
+            int held = -1;
+            CHECK_ST(edgelock_is_held_by_current_thread(c, lk, &held), EDGELOCK_OK);
+            CHECK_EQ(held, 1);
+            int released = -1;
+            CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+            CHECK_EQ(released, 1);
+        }
+    });
+    a.join();
+    b.join();
+    CHECK_EQ(a_unlock_status.load(), EDGELOCK_OK);
+    CHECK_EQ(b_status.load(), EDGELOCK_OK);
+    CHECK(!b_acquired_before_unlock.load());
+    CHECK_EQ(redis_integer(r, "EXISTS cont:two"), 0);
+    CHECK(idle_soon(c));
+    CHECK_ST(edgelock_lock_free(c, lk), EDGELOCK_OK);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(two_waiters_race_after_unlock_and_never_overlap)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "cont:three");
+    Exclusion ex;
+    std::atomic<bool> a_holds{false}, a_unlocking{false};
+    std::atomic<int> acquired{0}, early{0};
+
+    std::thread a([&] {
+        CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK);
+        ex.enter();
+        a_holds = true;
+        CHECK(wait_until(5000, [&] { return stats_of(c).waiters == 2; }));
+        sleep_ms(200);
+        ex.leave();
+        a_unlocking = true;
+        int released = -1;
+        CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+        CHECK_EQ(released, 1);
+    });
+    REQUIRE(wait_until(5000, [&] { return a_holds.load(); }));
+    // Leases are long (30 s) and the wait is 10 s: each hand-off must come from
+    // the unlock message, or the waiter times out.
+    auto contender = [&] {
+        edgelock_status st = edgelock_try_lock(c, lk, 10000, 30000);
+        CHECK_ST(st, EDGELOCK_OK);
+        if (st != EDGELOCK_OK)
+            return;
+        if (!a_unlocking.load())
+            early++;
+        ex.enter();
+        acquired++;
+        sleep_ms(50);
+        ex.leave();
+        int released = -1;
+        CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+        CHECK_EQ(released, 1);
+    };
+    std::thread b(contender), cc(contender);
+    a.join();
+    b.join();
+    cc.join();
+    CHECK_EQ(acquired.load(), 2);
+    CHECK_EQ(early.load(), 0);
+    CHECK_EQ(ex.max_inside.load(), 1);
+    CHECK_EQ(redis_integer(r, "EXISTS cont:three"), 0);
+    CHECK(idle_soon(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(wait_times_out_after_the_wait_time)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "cont:timeout");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK);
+
+    std::atomic<int> status{1};
+    std::atomic<uint64_t> elapsed{0};
+    std::thread t([&] {
+        uint64_t t0 = mono_ms();
+        status = edgelock_try_lock(c, lk, 1000, 10);
+        elapsed = mono_ms() - t0;
+    });
+    t.join();
+    CHECK_EQ(status.load(), EDGELOCK_ERR_WAIT_TIMEOUT);
+    CHECK(elapsed.load() >= 950);
+    CHECK(elapsed.load() < 3000);
+    // The holder is untouched.
+    CHECK_EQ(redis_integer(r, "HLEN cont:timeout"), 1);
+    int64_t count = 0;
+    CHECK_ST(edgelock_hold_count(c, lk, &count), EDGELOCK_OK);
+    CHECK_EQ(count, 1);
+
+    int released = -1;
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS cont:timeout"), 0);
+    CHECK(idle_soon(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(lease_expiry_without_unlock_frees_the_lock)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "cont:lease");
+
+    std::atomic<uint64_t> a_started{0};
+    std::atomic<bool> a_holds{false}, b_holds{false}, a_unlocked{false};
+    std::atomic<int> a_unlock_status{1};
+    std::atomic<uint64_t> b_acquired_at{0};
+    std::atomic<uint64_t> b_owner{0};
+
+    std::thread a([&] {
+        a_started = mono_ms();
+        CHECK_ST(edgelock_try_lock(c, lk, 0, 200), EDGELOCK_OK);
+        a_holds = true;
+        // Never unlocks in time: the lease lapses. Unlock only once B holds it.
+        CHECK(wait_until(10000, [&] { return b_holds.load(); }));
+        int released = -1;
+        a_unlock_status = edgelock_unlock(c, lk, &released);
+        CHECK_EQ(released, 0);
+        a_unlocked = true;
+    });
+    REQUIRE(wait_until(5000, [&] { return a_holds.load(); }));
+    std::thread b([&] {
+        edgelock_status st = edgelock_try_lock(c, lk, 5000, 30000);
+        b_acquired_at = mono_ms();
+        CHECK_ST(st, EDGELOCK_OK);
+        if (st != EDGELOCK_OK) {
+            b_holds = true; // let A finish
+            return;
+        }
+        b_owner = edgelock_current_owner();
+        b_holds = true;
+        CHECK(wait_until(10000, [&] { return a_unlocked.load(); }));
+        // A's late unlock changed nothing: B still holds it.
+        int held = -1;
+        CHECK_ST(edgelock_is_held_by_current_thread(c, lk, &held), EDGELOCK_OK);
+        CHECK_EQ(held, 1);
+        int released = -1;
+        CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+        CHECK_EQ(released, 1);
+    });
+    a.join();
+    b.join();
+    CHECK_EQ(a_unlock_status.load(), EDGELOCK_ERR_NOT_OWNER);
+    // B got it once A's 200 ms lease ran out, not before, and not much later.
+    uint64_t after = b_acquired_at.load() - a_started.load();
+    CHECK(after >= 180);
+    CHECK(after < 2000);
+    CHECK_EQ(redis_integer(r, "EXISTS cont:lease"), 0);
+    CHECK(idle_soon(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+// n threads spread over the clients try one key with a 10 ms wait and a long
+// lease: exactly one gets it. The winner unlocks once every thread is done.
+static void exactly_one_of(const char *key, edgelock_client **clients, int nclients, int n)
+{
+    RedisServer &r = shared_server();
+    std::vector<edgelock_lock> locks((size_t)nclients);
+    for (int i = 0; i < nclients; i++)
+        locks[(size_t)i] = make_lock(clients[i], key);
+    std::atomic<int> ok{0}, timeouts{0}, other{0}, done{0};
+    std::atomic<int> other_status{0};
+    std::atomic<long long> hlen_while_held{-1};
+    std::vector<std::thread> threads;
+    threads.reserve((size_t)n);
+    for (int i = 0; i < n; i++) {
+        threads.emplace_back([&, i] {
+            edgelock_client *c = clients[i % nclients];
+            edgelock_lock lk = locks[(size_t)(i % nclients)];
+            edgelock_status st = edgelock_try_lock(c, lk, 10, 10000);
+            if (st == EDGELOCK_OK)
+                ok++;
+            else if (st == EDGELOCK_ERR_WAIT_TIMEOUT)
+                timeouts++;
+            else {
+                other++;
+                other_status = st;
+            }
+            done++;
+            if (st == EDGELOCK_OK) {
+                CHECK(wait_until(60000, [&] { return done.load() == n; }));
+                hlen_while_held = redis_integer(r, "HLEN %s", key);
+                int released = -1;
+                CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+                CHECK_EQ(released, 1);
+            }
+        });
+    }
+    for (auto &t : threads)
+        t.join();
+    CHECK_EQ(ok.load(), 1);
+    CHECK_EQ(timeouts.load(), n - 1);
+    CHECK_EQ(other.load(), 0);
+    if (other.load())
+        fprintf(stderr, "  unexpected status: %s\n",
+                edgelock_status_str((edgelock_status)other_status.load()));
+    CHECK_EQ(hlen_while_held.load(), 1);
+    CHECK_EQ(redis_integer(r, "EXISTS %s", key), 0);
+    for (int i = 0; i < nclients; i++) {
+        CHECK(idle_soon(clients[i]));
+        edgelock_lock_free(clients[i], locks[(size_t)i]);
+    }
+}
+
+TEST_CASE(thousand_threads_one_client_exactly_one_acquires)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url(), big_tables);
+    REQUIRE(c);
+    exactly_one_of("cont:thousand", &c, 1, 1000);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(thousand_threads_four_clients_exactly_one_acquires)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *cs[4];
+    for (auto &c : cs) {
+        c = make_client(r.url(), big_tables);
+        REQUIRE(c);
+    }
+    exactly_one_of("cont:thousand4", cs, 4, 1000);
+    for (auto &c : cs)
+        edgelock_client_destroy(c);
+}
+
+TEST_CASE(hundred_threads_short_lease_all_acquire)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url(), room_for_200);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "cont:hundred");
+    std::atomic<int> acquired{0}, unlock_ok{0}, unlock_not_owner{0}, bad{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 100; i++) {
+        threads.emplace_back([&] {
+            edgelock_status st = edgelock_try_lock(c, lk, 60000, 5);
+            CHECK_ST(st, EDGELOCK_OK);
+            if (st != EDGELOCK_OK)
+                return;
+            acquired++;
+            // The 5 ms lease may lapse before this: both answers are fine.
+            edgelock_status u = edgelock_unlock(c, lk, nullptr);
+            if (u == EDGELOCK_OK)
+                unlock_ok++;
+            else if (u == EDGELOCK_ERR_NOT_OWNER)
+                unlock_not_owner++;
+            else
+                bad++;
+        });
+    }
+    for (auto &t : threads)
+        t.join();
+    CHECK_EQ(acquired.load(), 100);
+    CHECK_EQ(unlock_ok.load() + unlock_not_owner.load(), 100);
+    CHECK_EQ(bad.load(), 0);
+    printf("  unlocks: %d ok, %d not owner (lease lapsed)\n", unlock_ok.load(), unlock_not_owner.load());
+    CHECK(wait_until(1000, [&] { return redis_integer(r, "EXISTS cont:hundred") == 0; }));
+    CHECK(idle_soon(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+// The same race with a lease long enough that it never lapses while held: now
+// mutual exclusion must hold, and every hand-off comes from an unlock message
+// (a missed wake-up would leave a waiter sleeping for the 30 s TTL).
+TEST_CASE(hundred_threads_long_lease_mutual_exclusion)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url(), room_for_200);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "cont:hundred-long");
+    Exclusion ex;
+    std::atomic<int> acquired{0}, unlocked{0};
+    uint64_t t0 = mono_ms();
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 100; i++) {
+        threads.emplace_back([&] {
+            edgelock_status st = edgelock_try_lock(c, lk, 60000, 30000);
+            CHECK_ST(st, EDGELOCK_OK);
+            if (st != EDGELOCK_OK)
+                return;
+            ex.enter();
+            acquired++;
+            sleep_ms(1);
+            ex.leave();
+            int released = -1;
+            if (edgelock_unlock(c, lk, &released) == EDGELOCK_OK && released == 1)
+                unlocked++;
+        });
+    }
+    for (auto &t : threads)
+        t.join();
+    uint64_t elapsed = mono_ms() - t0;
+    CHECK_EQ(acquired.load(), 100);
+    CHECK_EQ(unlocked.load(), 100);
+    CHECK_EQ(ex.max_inside.load(), 1);
+    CHECK(elapsed < 25000); // one missed wake-up costs the 30 s lease
+    CHECK_EQ(redis_integer(r, "EXISTS cont:hundred-long"), 0);
+    CHECK(idle_soon(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+// holder and waiter may be one client or two (then the wake-up crosses Redis
+// pub/sub between two connections).
+static void waiter_woken_by_unlock_message(edgelock_client *holder, edgelock_client *waiter_client,
+                                           const char *key)
+{
+    RedisServer &r = shared_server();
+    edgelock_lock hl = make_lock(holder, key);
+    edgelock_lock wl = waiter_client == holder ? hl : make_lock(waiter_client, key);
+    CHECK_ST(edgelock_try_lock(holder, hl, 0, 30000), EDGELOCK_OK);
+
+    std::atomic<int> status{1};
+    std::atomic<uint64_t> acquired_at{0};
+    std::thread w([&] {
+        edgelock_status st = edgelock_try_lock(waiter_client, wl, 10000, 30000);
+        acquired_at = mono_ms();
+        status = st;
+        if (st == EDGELOCK_OK)
+            CHECK_ST(edgelock_unlock(waiter_client, wl, nullptr), EDGELOCK_OK);
+    });
+    // The waiter is parked on the channel (subscribed, no attempt in flight).
+    CHECK(wait_until(5000, [&] {
+        edgelock_stats s = stats_of(waiter_client);
+        return s.waiters == 1 && s.subscriptions == 1 && s.commands == 0;
+    }));
+    sleep_ms(300);
+    CHECK_EQ(acquired_at.load(), 0);
+    uint64_t unlock_at = mono_ms();
+    int released = -1;
+    CHECK_ST(edgelock_unlock(holder, hl, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    w.join();
+    CHECK_EQ(status.load(), EDGELOCK_OK);
+    CHECK(acquired_at.load() >= unlock_at);
+    // The holder's TTL was 30 s: only the unlock message explains a quick wake.
+    CHECK(acquired_at.load() - unlock_at < 2000);
+    CHECK_EQ(redis_integer(r, "EXISTS %s", key), 0);
+    CHECK(idle_soon(holder));
+    CHECK(idle_soon(waiter_client));
+    if (wl.id != hl.id || waiter_client != holder)
+        edgelock_lock_free(waiter_client, wl);
+    edgelock_lock_free(holder, hl);
+}
+
+TEST_CASE(waiter_is_woken_by_pubsub_across_clients)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *a = make_client(r.url());
+    edgelock_client *b = make_client(r.url());
+    REQUIRE(a && b);
+    waiter_woken_by_unlock_message(a, b, "cont:pubsub2");
+    edgelock_client_destroy(a);
+    edgelock_client_destroy(b);
+}
+
+TEST_CASE(waiter_is_woken_by_pubsub_same_client)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *a = make_client(r.url());
+    REQUIRE(a);
+    waiter_woken_by_unlock_message(a, a, "cont:pubsub1");
+    edgelock_client_destroy(a);
+}

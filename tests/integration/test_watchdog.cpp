@@ -1,0 +1,324 @@
+// The watchdog through the blocking C ABI: locks taken without a lease are
+// renewed (in batches) until unlocked, a lock deleted behind the holder's back
+// is reported lost, and a fixed-lease lock is left to expire.
+// The watchdog lease is 600 ms (renewal every 200 ms) to keep the tests short.
+#include <stdio.h>
+#include <string.h>
+
+#include <atomic>
+#include <thread>
+
+#include "check.hpp"
+#include "clients.hpp"
+#include "edgelock/edgelock.h"
+#include "redis_server.hpp"
+
+namespace
+{
+
+constexpr uint32_t kLease = 600;
+constexpr uint32_t kPeriod = kLease / 3;
+
+template <typename F> bool wait_until(unsigned ms, F cond)
+{
+    uint64_t end = mono_ms() + ms;
+    for (;;) {
+        if (cond())
+            return true;
+        if (mono_ms() >= end)
+            return false;
+        sleep_ms(2);
+    }
+}
+
+edgelock_stats stats_of(edgelock_client *c)
+{
+    edgelock_stats s;
+    memset(&s, 0, sizeof(s));
+    if (edgelock_client_stats(c, &s) != EDGELOCK_OK)
+        fprintf(stderr, "  client_stats failed\n");
+    return s;
+}
+
+bool idle_soon(edgelock_client *c)
+{
+    wait_until(2000, [&] {
+        edgelock_stats s = stats_of(c);
+        return s.holds == 0 && s.waiters == 0 && s.subscriptions == 0 && s.commands == 0;
+    });
+    return tables_idle(c);
+}
+
+// What on_lock_lost saw.
+struct LostLog {
+    std::atomic<int> count{0};
+    std::atomic<uint64_t> lock_id{0};
+    std::atomic<uint64_t> owner{0};
+    std::atomic<uint64_t> at_ms{0};
+    std::atomic<uint64_t> thread{0}; // the thread the callback ran on
+};
+
+void on_lost(edgelock_client *, edgelock_lock lock, uint64_t owner, void *user)
+{
+    auto *log = static_cast<LostLog *>(user);
+    log->lock_id = lock.id;
+    log->owner = owner;
+    log->thread = edgelock_current_owner();
+    log->at_ms = mono_ms();
+    log->count++;
+}
+
+edgelock_client *watchdog_client(const char *url, LostLog *log, uint32_t max_locks = 64,
+                                 uint32_t max_holds = 64)
+{
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.url = url;
+    cfg.watchdog_lease_ms = kLease;
+    cfg.max_locks = max_locks;
+    cfg.max_holds = max_holds;
+    cfg.on_lock_lost = on_lost;
+    cfg.on_lock_lost_user = log;
+    edgelock_client *c = nullptr;
+    edgelock_status st = edgelock_client_create(&cfg, nullptr, &c);
+    if (st != EDGELOCK_OK)
+        fprintf(stderr, "client_create: %s\n", edgelock_status_str(st));
+    return c;
+}
+
+void owner_field(edgelock_client *c, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s:%llu", edgelock_client_id(c), (unsigned long long)edgelock_current_owner());
+}
+
+} // namespace
+
+TEST_CASE(watchdog_keeps_lock_past_its_lease)
+{
+    RedisServer &r = shared_server();
+    LostLog log;
+    edgelock_client *c = watchdog_client(r.url(), &log);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "wd:keep");
+    uint64_t calls0 = stats_of(c).renew_calls;
+    CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
+    long long pttl = redis_integer(r, "PTTL wd:keep");
+    CHECK(pttl > 0 && pttl <= kLease);
+
+    sleep_ms(3 * kLease);
+    char field[128];
+    owner_field(c, field, sizeof(field));
+    CHECK_EQ(redis_integer(r, "HGET wd:keep %s", field), 1);
+    pttl = redis_integer(r, "PTTL wd:keep");
+    CHECK(pttl > 0 && pttl <= kLease);
+    uint64_t calls1 = stats_of(c).renew_calls;
+    CHECK(calls1 >= calls0 + 2); // about 9 expected
+    int held = -1;
+    CHECK_ST(edgelock_is_held_by_current_thread(c, lk, &held), EDGELOCK_OK);
+    CHECK_EQ(held, 1);
+    CHECK_EQ(log.count.load(), 0);
+
+    int released = -1;
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:keep"), 0);
+    CHECK(idle_soon(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(watchdog_reentry_is_renewed_until_the_last_unlock)
+{
+    RedisServer &r = shared_server();
+    LostLog log;
+    edgelock_client *c = watchdog_client(r.url(), &log);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "wd:reenter");
+    CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
+    CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
+    int released = -1;
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 0);
+    // One hold remains: still renewed.
+    sleep_ms(2 * kLease);
+    char field[128];
+    owner_field(c, field, sizeof(field));
+    CHECK_EQ(redis_integer(r, "HGET wd:reenter %s", field), 1);
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:reenter"), 0);
+    CHECK_EQ(log.count.load(), 0);
+    CHECK(idle_soon(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(unlock_stops_renewal)
+{
+    RedisServer &r = shared_server();
+    LostLog log;
+    edgelock_client *c = watchdog_client(r.url(), &log);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "wd:stop");
+    uint64_t calls0 = stats_of(c).renew_calls;
+    CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
+    sleep_ms(kLease + kPeriod / 2);
+    CHECK(stats_of(c).renew_calls > calls0); // it was being renewed
+    int released = -1;
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:stop"), 0);
+
+    uint64_t after_unlock = stats_of(c).renew_calls;
+    sleep_ms(4 * kPeriod);
+    CHECK_EQ(stats_of(c).renew_calls, after_unlock);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:stop"), 0);
+    CHECK_EQ(log.count.load(), 0);
+    CHECK(idle_soon(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(lock_deleted_behind_the_holders_back_is_reported_lost)
+{
+    RedisServer &r = shared_server();
+    LostLog log;
+    edgelock_client *c = watchdog_client(r.url(), &log);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "wd:deleted");
+    CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
+    sleep_ms(kPeriod + 50); // at least one renewal went through
+    CHECK_EQ(log.count.load(), 0);
+
+    uint64_t deleted_at = mono_ms();
+    CHECK_EQ(redis_integer(r, "DEL wd:deleted"), 1);
+    CHECK(wait_until(5 * kLease, [&] { return log.count.load() > 0; }));
+    CHECK_EQ(log.count.load(), 1);
+    CHECK(log.at_ms.load() >= deleted_at);
+    CHECK(log.at_ms.load() - deleted_at < 2 * kLease); // found by the next renewal
+    CHECK_EQ(log.lock_id.load(), lk.id);
+    CHECK_EQ(log.owner.load(), edgelock_current_owner());
+    CHECK(log.thread.load() != edgelock_current_owner()); // ran on the loop thread
+
+    // Reported once, and no longer renewed.
+    uint64_t calls = stats_of(c).renew_calls;
+    sleep_ms(3 * kPeriod);
+    CHECK_EQ(log.count.load(), 1);
+    CHECK_EQ(stats_of(c).renew_calls, calls);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:deleted"), 0);
+
+    int held = -1;
+    CHECK_ST(edgelock_is_held_by_current_thread(c, lk, &held), EDGELOCK_ERR_LOST);
+    CHECK_EQ(held, 0);
+    int released = -1;
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_ERR_LOST);
+    CHECK_EQ(released, 0);
+    // The loss was reported to its owner: from now on it is a plain non-owner.
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_ERR_NOT_OWNER);
+    CHECK_ST(edgelock_is_held_by_current_thread(c, lk, &held), EDGELOCK_OK);
+    CHECK_EQ(held, 0);
+    CHECK(idle_soon(c));
+
+    // The lock can be taken again, and is renewed again.
+    CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
+    sleep_ms(2 * kLease);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:deleted"), 1);
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(log.count.load(), 1);
+    CHECK(idle_soon(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(renewal_is_batched_a_hundred_locks_per_call)
+{
+    RedisServer &r = shared_server();
+    LostLog log;
+    const int n = 250;
+    edgelock_client *c = watchdog_client(r.url(), &log, 300, 300);
+    REQUIRE(c);
+    edgelock_lock locks[n];
+    int acquired = 0;
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "wd:batch:%d", i);
+        locks[i] = make_lock(c, name);
+        if (edgelock_acquire(c, locks[i]) == EDGELOCK_OK)
+            acquired++;
+    }
+    CHECK_EQ(acquired, n);
+    CHECK_EQ(stats_of(c).holds, n);
+
+    sleep_ms(kPeriod);
+    uint64_t calls0 = stats_of(c).renew_calls;
+    uint64_t t0 = mono_ms();
+    sleep_ms(5 * kPeriod);
+    uint64_t calls1 = stats_of(c).renew_calls;
+    uint64_t periods = (mono_ms() - t0 + kPeriod - 1) / kPeriod; // 5, more on a slow machine
+    uint64_t delta = calls1 - calls0;
+    printf("  %llu renewal calls over %llu periods for %d locks\n", (unsigned long long)delta,
+           (unsigned long long)periods, n);
+    CHECK(delta >= 3);                 // at least one full round
+    CHECK(delta <= 3 * (periods + 1)); // 3 calls per round, not 250
+
+    // Every lock outlived its lease: each batch renewed all of its locks.
+    sleep_ms(kLease);
+    CHECK_EQ(redis_integer(r, "EVAL %s 0",
+                           "local n = 0 for i = 0, 249 do "
+                           "if redis.call('pttl', 'wd:batch:' .. i) > 0 then n = n + 1 end end "
+                           "return n"),
+             n);
+    CHECK_EQ(log.count.load(), 0);
+
+    int released_all = 0;
+    for (int i = 0; i < n; i++) {
+        int released = -1;
+        if (edgelock_unlock(c, locks[i], &released) == EDGELOCK_OK && released == 1)
+            released_all++;
+    }
+    CHECK_EQ(released_all, n);
+    CHECK_EQ(redis_integer(r, "EVAL %s 0", "return #redis.call('keys', 'wd:batch:*')"), 0);
+    CHECK(idle_soon(c));
+    for (int i = 0; i < n; i++)
+        edgelock_lock_free(c, locks[i]);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(fixed_lease_lock_is_not_renewed)
+{
+    RedisServer &r = shared_server();
+    LostLog log;
+    edgelock_client *c = watchdog_client(r.url(), &log);
+    REQUIRE(c);
+    edgelock_lock fixed = make_lock(c, "wd:fixed");
+
+    // Alone: no renewal at all, and it expires.
+    uint64_t calls0 = stats_of(c).renew_calls;
+    CHECK_ST(edgelock_try_lock(c, fixed, 0, 400), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:fixed"), 1);
+    CHECK(wait_until(3000, [&] { return redis_integer(r, "EXISTS wd:fixed") == 0; }));
+    sleep_ms(kPeriod);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:fixed"), 0);
+    CHECK_EQ(stats_of(c).renew_calls, calls0);
+    CHECK_EQ(log.count.load(), 0); // expiry of a fixed lease is not a watchdog loss
+    int released = -1;
+    CHECK_ST(edgelock_unlock(c, fixed, &released), EDGELOCK_ERR_NOT_OWNER);
+
+    // Next to a watchdog lock that the client is renewing: still not renewed.
+    edgelock_lock kept = make_lock(c, "wd:kept");
+    CHECK_ST(edgelock_acquire(c, kept), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(c, fixed, 0, 400), EDGELOCK_OK);
+    sleep_ms(2 * kLease);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:fixed"), 0);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:kept"), 1);
+    CHECK(stats_of(c).renew_calls > calls0);
+    CHECK_ST(edgelock_unlock(c, fixed, &released), EDGELOCK_ERR_NOT_OWNER);
+    CHECK_ST(edgelock_unlock(c, kept, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(log.count.load(), 0);
+    CHECK(idle_soon(c));
+    edgelock_lock_free(c, fixed);
+    edgelock_lock_free(c, kept);
+    edgelock_client_destroy(c);
+}
