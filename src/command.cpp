@@ -254,6 +254,28 @@ static bool send(Client *c, uint32_t index)
     return true;
 }
 
+static ScriptId script_of(CmdKind kind)
+{
+    switch (kind) {
+    case CmdKind::Acquire: return kScriptAcquire;
+    case CmdKind::Release:
+    case CmdKind::Cleanup: return kScriptRelease;
+    case CmdKind::ForceRelease: return kScriptForceRelease;
+    case CmdKind::Renew: return kScriptRenew;
+    default: return kScriptCount;
+    }
+}
+
+// Fire-and-forget SCRIPT LOAD; its reply is discarded by hiredis. Only on the
+// rare NOSCRIPT path, so hiredis's own formatting allocation is acceptable.
+static void reload_script(Client *c, const Command *cmd)
+{
+    ScriptId id = script_of(cmd->kind);
+    if (id != kScriptCount && conn_ready(&c->cmd_conn))
+        redisAsyncCommand(c->cmd_conn.ac, nullptr, nullptr, "SCRIPT LOAD %b", kScripts[id].text,
+                          kScripts[id].len);
+}
+
 static void reply_cb(redisAsyncContext *ac, void *r, void *privdata)
 {
     auto *conn = static_cast<Connection *>(ac->data);
@@ -268,8 +290,10 @@ static void reply_cb(redisAsyncContext *ac, void *r, void *privdata)
         return;
     }
     if (reply->type == REDIS_REPLY_ERROR && !cmd->eval_fallback && strncmp(reply->str, "NOSCRIPT", 8) == 0) {
-        // The server lost our scripts (restart, SCRIPT FLUSH): send the body.
+        // The server lost our scripts (restart, SCRIPT FLUSH): send the body,
+        // and load the script again so later calls are one EVALSHA again.
         cmd->eval_fallback = true;
+        reload_script(c, cmd);
         if (conn_ready(&c->cmd_conn))
             send(c, index);
         else

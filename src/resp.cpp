@@ -64,8 +64,12 @@ void RespCommand::end_arg()
 
 bool RespCommand::finish(const char **out, size_t *len)
 {
+    // A NUL after the last byte, not counted in *len: hiredis 0.14 scans the
+    // arguments of (UN)SUBSCRIBE with strchr() and would run past the end.
+    w_.bytes("", 1);
     if (w_.overflow)
         return false;
+    w_.len--;
     char hdr[kHeaderRoom];
     Writer h(hdr, sizeof(hdr));
     h.bytes("*", 1);

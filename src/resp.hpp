@@ -24,7 +24,8 @@ public:
     // end_arg() closes it. Used for keys built from a prefix and a name.
     Writer &begin_arg();
     void end_arg();
-    // Returns false when the buffer overflowed.
+    // Returns false when the buffer overflowed. The bytes are NUL-terminated
+    // (the NUL is not counted in *len).
     bool finish(const char **out, size_t *len);
 
 private:

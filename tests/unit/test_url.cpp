@@ -1,0 +1,157 @@
+// redis:// URL parsing (src/url.hpp).
+#include <string.h>
+
+#include "check.hpp"
+#include "url.hpp"
+
+using namespace edgelock;
+
+static bool parses(const char *s, RedisUrl *u)
+{
+    return parse_redis_url(s, u);
+}
+
+TEST_CASE(defaults)
+{
+    RedisUrl u;
+    REQUIRE(parses("redis://127.0.0.1", &u));
+    CHECK(strcmp(u.host, "127.0.0.1") == 0);
+    CHECK_EQ(u.port, 6379);
+    CHECK_EQ(u.db, 0);
+    CHECK(u.user[0] == 0);
+    CHECK(u.password[0] == 0);
+
+    REQUIRE(parses("redis://127.0.0.1:6379", &u));
+    CHECK_EQ(u.port, 6379);
+    REQUIRE(parses("redis://redis.local:1", &u));
+    CHECK(strcmp(u.host, "redis.local") == 0);
+    CHECK_EQ(u.port, 1);
+    REQUIRE(parses("redis://h:65535", &u));
+    CHECK_EQ(u.port, 65535);
+    REQUIRE(parses("redis://h/", &u)); // empty path: db 0
+    CHECK_EQ(u.db, 0);
+}
+
+TEST_CASE(database)
+{
+    RedisUrl u;
+    REQUIRE(parses("redis://h:6380/3", &u));
+    CHECK(strcmp(u.host, "h") == 0);
+    CHECK_EQ(u.port, 6380);
+    CHECK_EQ(u.db, 3);
+    REQUIRE(parses("redis://h/15", &u));
+    CHECK_EQ(u.port, 6379);
+    CHECK_EQ(u.db, 15);
+}
+
+TEST_CASE(credentials)
+{
+    RedisUrl u;
+    REQUIRE(parses("redis://alice:s3cret@h:6390/2", &u));
+    CHECK(strcmp(u.user, "alice") == 0);
+    CHECK(strcmp(u.password, "s3cret") == 0);
+    CHECK(strcmp(u.host, "h") == 0);
+    CHECK_EQ(u.port, 6390);
+    CHECK_EQ(u.db, 2);
+
+    // Password only (the default user).
+    REQUIRE(parses("redis://s3cret@h", &u));
+    CHECK(u.user[0] == 0);
+    CHECK(strcmp(u.password, "s3cret") == 0);
+    REQUIRE(parses("redis://:s3cret@h", &u));
+    CHECK(u.user[0] == 0);
+    CHECK(strcmp(u.password, "s3cret") == 0);
+
+    // '@' and ':' inside the password: the last '@' ends the credentials,
+    // the first ':' ends the user.
+    REQUIRE(parses("redis://bob:p@ss:w@rd@h:7000", &u));
+    CHECK(strcmp(u.user, "bob") == 0);
+    CHECK(strcmp(u.password, "p@ss:w@rd") == 0);
+    CHECK(strcmp(u.host, "h") == 0);
+    CHECK_EQ(u.port, 7000);
+}
+
+TEST_CASE(ipv6)
+{
+    RedisUrl u;
+    REQUIRE(parses("redis://[::1]:6380", &u));
+    CHECK(strcmp(u.host, "::1") == 0);
+    CHECK_EQ(u.port, 6380);
+    REQUIRE(parses("redis://[::1]", &u));
+    CHECK(strcmp(u.host, "::1") == 0);
+    CHECK_EQ(u.port, 6379);
+    REQUIRE(parses("redis://u:p@[fe80::1]:6381/4", &u));
+    CHECK(strcmp(u.user, "u") == 0);
+    CHECK(strcmp(u.password, "p") == 0);
+    CHECK(strcmp(u.host, "fe80::1") == 0);
+    CHECK_EQ(u.port, 6381);
+    CHECK_EQ(u.db, 4);
+}
+
+TEST_CASE(malformed)
+{
+    static const char *const bad[] = {
+        "",
+        "http://x",
+        "redis:/x",
+        "redis://",
+        "redis://:6379",
+        "redis://h:",
+        "redis://h:0",
+        "redis://h:65536",
+        "redis://h:99999",
+        "redis://h:-1",
+        "redis://h:12ab",
+        "redis://h:6379x",
+        "redis://h/abc",
+        "redis://h/-1",
+        "redis://h/1/2",
+        "redis://[::1",
+        "redis://[::1]6380",
+        "redis://[]:6380",
+        "redis://[::1]:",
+        "redis://user:pass@",
+        "redis://user:pass@:6379",
+    };
+    for (const char *s : bad) {
+        RedisUrl u;
+        bool ok = parses(s, &u);
+        if (ok)
+            fprintf(stderr, "  accepted malformed url \"%s\"\n", s);
+        CHECK(!ok);
+    }
+    RedisUrl u;
+    CHECK(!parse_redis_url(nullptr, &u));
+}
+
+TEST_CASE(field_limits)
+{
+    // Parts too long for their fixed fields are refused, not truncated.
+    char url[1024];
+    char host[300];
+    memset(host, 'h', sizeof(host) - 1);
+    host[sizeof(host) - 1] = 0;
+    snprintf(url, sizeof(url), "redis://%s:6379", host);
+    RedisUrl u;
+    CHECK(!parses(url, &u));
+
+    host[255] = 0; // 255 bytes + NUL fits host[256]
+    snprintf(url, sizeof(url), "redis://%s:6379", host);
+    CHECK(parses(url, &u));
+    CHECK_EQ(strlen(u.host), 255);
+
+    char pw[300];
+    memset(pw, 'p', sizeof(pw) - 1);
+    pw[sizeof(pw) - 1] = 0;
+    snprintf(url, sizeof(url), "redis://u:%s@h", pw);
+    CHECK(!parses(url, &u));
+
+    char user[200];
+    memset(user, 'u', sizeof(user) - 1);
+    user[sizeof(user) - 1] = 0;
+    snprintf(url, sizeof(url), "redis://%s:p@h", user);
+    CHECK(!parses(url, &u));
+
+    CHECK(!parses("redis://h/1000001", &u));
+    CHECK(parses("redis://h/1000000", &u));
+}
