@@ -24,9 +24,23 @@ static int64_t effective_lease(const Client *c, int64_t lease_ms)
     return lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)c->cfg.watchdog_lease_ms : lease_ms;
 }
 
-static void finish(Client *c, uint32_t index, edgelock_status st)
+// A fair waiter that leaves without the lock takes itself out of the queue, so
+// those behind it do not wait out its window (fire and forget).
+static void abandon_fair_queue(Client *c, const Waiter *w)
+{
+    uint64_t id;
+    Command *cmd = cmd_new(c, CmdKind::Abandon, w->lock_id, &id);
+    if (!cmd)
+        return; // its queue entry lapses after fair_wait_ms
+    cmd->owner = w->owner;
+    cmd_submit(c, id);
+}
+
+static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value = 0)
 {
     Waiter *w = c->waiters.get(index);
+    if (st != EDGELOCK_OK && w->attempted && !c->closing && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
+        abandon_fair_queue(c, w);
     event_del(c->waiter_timers[index].ev);
     if (w->sub_index != kNoIndex)
         sub_leave(c, w->sub_index);
@@ -38,7 +52,7 @@ static void finish(Client *c, uint32_t index, edgelock_status st)
     void *user = w->user;
     uint64_t lock_id = w->lock_id;
     c->waiters.release(index);
-    invoke_result(c, cb, lock_id, st, 0, user);
+    invoke_result(c, cb, lock_id, st, value, user);
 }
 
 static uint64_t remaining(const Waiter *w, uint64_t now)
@@ -89,6 +103,7 @@ static void attempt(Client *c, uint32_t index)
     w->wake_pending = false;
     event_del(c->waiter_timers[index].ev);
     w->state = WaiterState::Attempting;
+    w->attempted = true;
     cmd->owner = w->owner;
     cmd->ref = c->waiters.id_of(index);
     cmd->lease_ms = effective_lease(c, w->lease_ms);
@@ -150,7 +165,7 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
     // retry then. ttl < 0 means no expiry; only a message or the deadline helps.
     uint64_t delay = ttl >= 0 ? (uint64_t)ttl + 1 : kForever;
     if (w->sub_index == kNoIndex) {
-        edgelock_status st = sub_join(c, w->lock_id, &w->sub_index);
+        edgelock_status st = sub_join(c, w->lock_id, w->owner, &w->sub_index);
         if (st != EDGELOCK_OK) {
             w->sub_index = kNoIndex;
             finish(c, index, st);
@@ -175,10 +190,21 @@ void acquire_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock
     if (st == EDGELOCK_OK) {
         w->last_error = EDGELOCK_OK;
         if (reply->type == REDIS_REPLY_NIL) {
-            hold_acquired(c, w->hold_index, w->lease_ms, cmd->sent_ms);
+            hold_acquired(c, w->hold_index, w->lease_ms, cmd->sent_ms, 0);
             finish(c, index, EDGELOCK_OK);
         } else if (reply->type == REDIS_REPLY_INTEGER) {
             held_elsewhere(c, index, (int64_t)reply->integer);
+        } else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+                   reply->element[0]->type == REDIS_REPLY_INTEGER &&
+                   reply->element[1]->type == REDIS_REPLY_INTEGER) {
+            // Fenced lock: {-1, token} acquired, {pttl, -1} held elsewhere.
+            if (reply->element[0]->integer == -1) {
+                int64_t token = (int64_t)reply->element[1]->integer;
+                hold_acquired(c, w->hold_index, w->lease_ms, cmd->sent_ms, token);
+                finish(c, index, EDGELOCK_OK, token);
+            } else {
+                held_elsewhere(c, index, (int64_t)reply->element[0]->integer);
+            }
         } else {
             finish(c, index, EDGELOCK_ERR_PROTOCOL);
         }

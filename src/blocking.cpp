@@ -44,7 +44,7 @@ edgelock_status stats(Client *c, edgelock_stats *out)
 void run_local(Client *c, BlockingRequest *r)
 {
     switch (r->op) {
-    case ReqOp::LockNew: r->status = lock_new(c, r->name, r->name_len, r->lock_out); break;
+    case ReqOp::LockNew: r->status = lock_new(c, r->kind, r->name, r->name_len, r->lock_out); break;
     case ReqOp::LockFree: r->status = lock_free(c, r->lock); break;
     case ReqOp::Stats: r->status = stats(c, r->stats_out); break;
     default: EDGELOCK_ASSERT(false);
@@ -69,6 +69,7 @@ static void run(Client *c, BlockingRequest *r)
     case ReqOp::Exists: st = query_start(c, CmdKind::Exists, r->lock, 0, request_done, r); break;
     case ReqOp::HoldCount: st = query_start(c, CmdKind::HoldCount, r->lock, r->owner, request_done, r); break;
     case ReqOp::Ttl: st = query_start(c, CmdKind::Ttl, r->lock, 0, request_done, r); break;
+    case ReqOp::Extend: st = extend_start(c, r->lock, r->owner, r->lease_ms, request_done, r); break;
     default: st = EDGELOCK_ERR_INVALID_ARG; break;
     }
     if (st != EDGELOCK_OK)
@@ -147,24 +148,27 @@ void blocking_stop(Client *c)
     edgelock_port_mutex_destroy(&c->mutex);
 }
 
-edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value)
+edgelock_status blocking_post(Client *c, BlockingRequest *r)
 {
     if (!c->owns_base || on_loop_thread(c))
         return EDGELOCK_ERR_WRONG_THREAD;
-    edgelock_port_cond_init(&r->cond);
     edgelock_port_mutex_lock(&c->mutex);
     if (c->loop_stop) {
         edgelock_port_mutex_unlock(&c->mutex);
-        edgelock_port_cond_destroy(&r->cond);
         return EDGELOCK_ERR_SHUTDOWN;
     }
+    edgelock_port_cond_init(&r->cond);
     c->blocking_callers++;
     r->done = false;
     r->next = c->inbox;
     c->inbox = r;
     edgelock_port_mutex_unlock(&c->mutex);
     event_active(c->wake_event, EV_TIMEOUT, 0);
+    return EDGELOCK_OK;
+}
 
+edgelock_status blocking_wait(Client *c, BlockingRequest *r, int64_t *value)
+{
     edgelock_port_mutex_lock(&c->mutex);
     while (!r->done)
         edgelock_port_cond_wait(&r->cond, &c->mutex);
@@ -176,6 +180,12 @@ edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value)
     edgelock_port_mutex_unlock(&c->mutex);
     edgelock_port_cond_destroy(&r->cond);
     return st;
+}
+
+edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value)
+{
+    edgelock_status st = blocking_post(c, r);
+    return st != EDGELOCK_OK ? st : blocking_wait(c, r, value);
 }
 
 } // namespace edgelock

@@ -17,13 +17,15 @@ enum class ReqOp : uint8_t {
     ForceRelease,
     Exists,
     HoldCount,
-    Ttl
+    Ttl,
+    Extend
 };
 
 struct BlockingRequest {
     BlockingRequest *next;
     ReqOp op;
     edgelock_lock lock;
+    edgelock_lock_kind kind;
     uint64_t owner;
     int64_t wait_ms, lease_ms;
     const void *name;
@@ -42,6 +44,10 @@ edgelock_status blocking_start(Client *c);
 void blocking_stop(Client *c);
 // Run r on the loop thread and wait for its result. Any thread but the loop's.
 edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value);
+// The two halves of blocking_call, so one thread can have requests running on
+// several clients at once (RedLock). Every post that returned OK needs its wait.
+edgelock_status blocking_post(Client *c, BlockingRequest *r);
+edgelock_status blocking_wait(Client *c, BlockingRequest *r, int64_t *value);
 // Run a local request directly (on the loop thread or in event-loop mode).
 void run_local(Client *c, BlockingRequest *r);
 edgelock_status stats(Client *c, edgelock_stats *out);

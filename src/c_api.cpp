@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "blocking.hpp"
+#include "composite.hpp"
 #include "client.hpp"
 
 using namespace edgelock;
@@ -34,6 +35,7 @@ void edgelock_config_init(edgelock_config *cfg)
     cfg->reconnect_min_ms = 100;
     cfg->reconnect_max_ms = 5000;
     cfg->unlock_latch_ttl_ms = 16000;
+    cfg->fair_wait_ms = 300000;
 }
 
 edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_base *base,
@@ -107,10 +109,17 @@ edgelock_status edgelock_client_stats(edgelock_client *client, edgelock_stats *o
 edgelock_status edgelock_lock_new(edgelock_client *client, const void *name, size_t name_len,
                                   edgelock_lock *out)
 {
+    return edgelock_lock_new_kind(client, EDGELOCK_REENTRANT, name, name_len, out);
+}
+
+edgelock_status edgelock_lock_new_kind(edgelock_client *client, edgelock_lock_kind kind, const void *name,
+                                       size_t name_len, edgelock_lock *out)
+{
     if (!client || !name || !out)
         return EDGELOCK_ERR_INVALID_ARG;
     BlockingRequest r = {};
     r.op = ReqOp::LockNew;
+    r.kind = kind;
     r.name = name;
     r.name_len = name_len;
     r.lock_out = out;
@@ -211,6 +220,15 @@ edgelock_status edgelock_try_lock(edgelock_client *client, edgelock_lock lock, i
     return call(client, ReqOp::Acquire, lock, wait_ms, lease_ms, nullptr);
 }
 
+edgelock_status edgelock_try_lock_token(edgelock_client *client, edgelock_lock lock, int64_t wait_ms,
+                                        int64_t lease_ms, int64_t *token)
+{
+    if (!token)
+        return EDGELOCK_ERR_INVALID_ARG;
+    *token = 0;
+    return call(client, ReqOp::Acquire, lock, wait_ms, lease_ms, token);
+}
+
 static edgelock_status call_flag(edgelock_client *client, ReqOp op, edgelock_lock lock, int *out)
 {
     int64_t v = 0;
@@ -256,6 +274,30 @@ edgelock_status edgelock_remaining_ttl(edgelock_client *client, edgelock_lock lo
     if (!ttl_ms)
         return EDGELOCK_ERR_INVALID_ARG;
     return call(client, ReqOp::Ttl, lock, 0, 0, ttl_ms);
+}
+
+// ---- composites ----
+
+edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n, int64_t wait_ms,
+                                        int64_t lease_ms)
+{
+    return multi_try_lock(members, n, wait_ms, lease_ms);
+}
+
+edgelock_status edgelock_multi_unlock(const edgelock_member *members, size_t n)
+{
+    return multi_unlock(members, n);
+}
+
+edgelock_status edgelock_redlock_try_lock(const edgelock_member *members, size_t n, int64_t wait_ms,
+                                          int64_t lease_ms, int64_t *validity_ms)
+{
+    return redlock_try_lock(members, n, wait_ms, lease_ms, validity_ms);
+}
+
+edgelock_status edgelock_redlock_unlock(const edgelock_member *members, size_t n)
+{
+    return redlock_unlock(members, n);
 }
 
 } // extern "C"

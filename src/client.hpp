@@ -26,6 +26,7 @@ constexpr uint64_t kForever = UINT64_MAX;
 struct LockEntry {
     uint32_t name_len;
     uint32_t refs; // waiters and commands that name this lock
+    edgelock_lock_kind kind;
 };
 
 // ---- holds: (lock, owner) pairs this client believes it holds --------------
@@ -42,6 +43,7 @@ struct Hold {
     uint64_t renew_cmd;    // that batch's command id
     uint64_t confirmed_ms; // send time of the last acquire/renewal Redis confirmed
     uint64_t expires_ms;   // fixed lease: when it lapses at the latest by our clock
+    int64_t token;         // fenced lock: token of the latest acquire
 };
 
 // ---- lock calls in progress -------------------------------------------------
@@ -64,6 +66,7 @@ struct Waiter {
     WaiterState state;
     bool wake_pending;          // an unlock message arrived while an attempt was in flight
     bool starved;               // a retry found the command table full; retried when a slot frees
+    bool attempted;             // an acquire was sent (a fair waiter may be queued)
     bool timer_is_deadline;     // the armed timer ends the wait (it may fire a hair early)
     edgelock_status last_error; // a connection problem seen while waiting
 };
@@ -95,6 +98,8 @@ enum class CmdKind : uint8_t {
     Ttl,
     Renew,
     LatchDelete, // drop the unlock latch key after a release; no caller
+    Abandon,     // a fair waiter that gave up leaves the queue; no caller
+    Extend,      // set the lease of a held lock (MultiLock alignment)
 };
 
 enum class CmdState : uint8_t { Queued, Sent };
@@ -104,6 +109,7 @@ struct Command {
     CmdState state;
     bool eval_fallback; // NOSCRIPT seen: send the script body with EVAL
     bool pins_lock;     // holds a ref on lock_id (its name is needed to format it)
+    bool read_batch;    // Renew: a batch of read holds (rw_renew.lua)
     uint64_t deadline_ms;
     uint64_t sent_ms;
     uint64_t lock_id;
@@ -126,7 +132,8 @@ struct Connection {
     redisAsyncContext *ac;
     uint32_t setup_pending; // AUTH/SELECT/SCRIPT LOAD replies still due
     uint32_t backoff_ms;
-    struct event *timer; // connect timeout, then reconnect delay
+    uint64_t down_since_ms; // first failure since it was last ready; 0 when not known down
+    struct event *timer;    // connect timeout, then reconnect delay
 };
 
 struct Client {
@@ -205,7 +212,9 @@ void cmd_on_timer(Client *c);
 // lock_handles.cpp
 LockEntry *lock_get(Client *c, uint64_t lock_id);
 const char *lock_name(Client *c, uint64_t lock_id, uint32_t *len);
-edgelock_status lock_new(Client *c, const void *name, size_t len, edgelock_lock *out);
+edgelock_status lock_new(Client *c, edgelock_lock_kind kind, const void *name, size_t len,
+                         edgelock_lock *out);
+edgelock_lock_kind lock_kind(Client *c, uint64_t lock_id);
 edgelock_status lock_free(Client *c, edgelock_lock lock);
 
 // holds.cpp (and the watchdog)
@@ -213,7 +222,7 @@ Hold *hold_find(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index);
 Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index);
 void hold_unpin(Client *c, uint32_t index); // pending--, free when idle
 bool hold_active(const Client *c, const Hold *h, uint64_t now);
-void hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms);
+void hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms, int64_t token);
 void hold_mark_lost(Client *c, uint32_t index);
 void watchdog_arm(Client *c);
 void watchdog_tick(Client *c);
@@ -232,7 +241,7 @@ void acquire_on_command_slot_free(Client *c);
 void acquire_fail_all(Client *c, edgelock_status st);
 
 // pubsub.cpp
-edgelock_status sub_join(Client *c, uint64_t lock_id, uint32_t *sub_index);
+edgelock_status sub_join(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *sub_index);
 void sub_leave(Client *c, uint32_t sub_index);
 void sub_resubscribe_all(Client *c);
 void sub_on_down(Client *c);
@@ -244,6 +253,9 @@ edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edg
 edgelock_status query_start(Client *c, CmdKind kind, edgelock_lock lock, uint64_t owner,
                             edgelock_result_fn cb, void *user);
 void release_on_reply(Client *c, const Command *cmd, struct redisReply *reply, edgelock_status st);
+edgelock_status extend_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t lease_ms,
+                             edgelock_result_fn cb, void *user);
+void extend_on_reply(Client *c, const Command *cmd, struct redisReply *reply, edgelock_status st);
 void query_on_reply(Client *c, const Command *cmd, struct redisReply *reply, edgelock_status st);
 void cleanup_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease_ms);
 

@@ -9,13 +9,10 @@
 #include <string.h>
 
 #include "client.hpp"
-#include "names.hpp"
-#include "resp.hpp"
+#include "command_format.hpp"
 
 namespace edgelock
 {
-
-static const char kPublish[] = "publish";
 
 // hiredis privdata: slot index and the low 16 bits of its generation, so a late
 // reply for a slot that was completed and reused is recognised (32-bit safe).
@@ -45,7 +42,14 @@ Command *cmd_new(Client *c, CmdKind kind, uint64_t lock_id, uint64_t *id_out)
         return nullptr;
     cmd->kind = kind;
     cmd->state = CmdState::Queued;
-    cmd->deadline_ms = add_ms(edgelock_port_now_ms(), c->cfg.command_timeout_ms);
+    uint64_t now = edgelock_port_now_ms();
+    cmd->deadline_ms = add_ms(now, c->cfg.command_timeout_ms);
+    // Redis has been unreachable for a whole command timeout already: do not
+    // make this caller wait another one. Due now, so it completes (with
+    // CONNECTION) from the timer, never from inside the call that made it.
+    const Connection &conn = c->cmd_conn;
+    if (!conn_ready(&conn) && conn.down_since_ms && now - conn.down_since_ms >= c->cfg.command_timeout_ms)
+        cmd->deadline_ms = now;
     cmd->lock_id = lock_id;
     cmd->next = kNoIndex;
     cmd->pins_lock = lock_id != 0;
@@ -53,132 +57,6 @@ Command *cmd_new(Client *c, CmdKind kind, uint64_t lock_id, uint64_t *id_out)
         lock_get(c, lock_id)->refs++;
     *id_out = c->cmds.id_of(i);
     return cmd;
-}
-
-static void write_key(RespCommand &rc, Client *c, uint64_t lock_id)
-{
-    uint32_t len;
-    const char *name = lock_name(c, lock_id, &len);
-    rc.arg(name, len);
-}
-
-static void write_prefixed(RespCommand &rc, Client *c, uint64_t lock_id, const char *prefix)
-{
-    uint32_t len;
-    const char *name = lock_name(c, lock_id, &len);
-    write_prefix_name(rc.begin_arg(), prefix, name, len);
-    rc.end_arg();
-}
-
-static void write_latch(RespCommand &rc, Client *c, const Command *cmd)
-{
-    static const char hex[] = "0123456789abcdef";
-    uint32_t len;
-    const char *name = lock_name(c, cmd->lock_id, &len);
-    Writer &w = rc.begin_arg();
-    write_prefix_name(w, kUnlockLatchPrefix, name, len);
-    char id[33];
-    for (int i = 0; i < 16; i++) {
-        id[2 * i] = hex[cmd->request_id[i] >> 4];
-        id[2 * i + 1] = hex[cmd->request_id[i] & 15];
-    }
-    w.bytes(":", 1);
-    w.bytes(id, 32);
-    rc.end_arg();
-}
-
-static void write_owner_arg(RespCommand &rc, Client *c, uint64_t owner)
-{
-    write_owner(rc.begin_arg(), c->client_id, owner);
-    rc.end_arg();
-}
-
-static void write_script(RespCommand &rc, const Command *cmd, ScriptId id, uint32_t nkeys)
-{
-    const Script &s = kScripts[id];
-    if (cmd->eval_fallback) {
-        rc.arg("EVAL");
-        rc.arg(s.text, s.len);
-    } else {
-        rc.arg("EVALSHA");
-        rc.arg(s.sha1, 40);
-    }
-    rc.arg_u64(nkeys);
-}
-
-// The renewal batch: holds tagged with this command, in the order they were
-// tagged (renew_pos), as KEYS and then their owners as ARGV.
-static void write_renew(RespCommand &rc, Client *c, const Command *cmd, uint64_t id)
-{
-    uint32_t order[kRenewBatch];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < c->holds.capacity(); i++) {
-        Hold *h = c->holds.get(i);
-        if (h && h->renewing && h->renew_cmd == id && h->renew_pos < kRenewBatch) {
-            order[h->renew_pos] = i;
-            n++;
-        }
-    }
-    write_script(rc, cmd, kScriptRenew, n);
-    for (uint32_t k = 0; k < n; k++)
-        write_key(rc, c, c->holds.get(order[k])->lock_id);
-    rc.arg_u64(c->cfg.watchdog_lease_ms);
-    for (uint32_t k = 0; k < n; k++)
-        write_owner_arg(rc, c, c->holds.get(order[k])->owner);
-}
-
-static bool format(Client *c, const Command *cmd, uint64_t id, const char **out, size_t *len)
-{
-    // An unpinned cleanup re-sent after NOSCRIPT may outlive its lock handle.
-    if (cmd->lock_id && !lock_get(c, cmd->lock_id))
-        return false;
-    RespCommand rc(c->cmd_buf, c->cmd_buf_len);
-    switch (cmd->kind) {
-    case CmdKind::Acquire:
-        write_script(rc, cmd, kScriptAcquire, 1);
-        write_key(rc, c, cmd->lock_id);
-        rc.arg_i64(cmd->lease_ms);
-        write_owner_arg(rc, c, cmd->owner);
-        break;
-    case CmdKind::Release:
-    case CmdKind::Cleanup:
-        write_script(rc, cmd, kScriptRelease, 3);
-        write_key(rc, c, cmd->lock_id);
-        write_prefixed(rc, c, cmd->lock_id, kLockChannelPrefix);
-        write_latch(rc, c, cmd);
-        rc.arg("0");
-        rc.arg_i64(cmd->lease_ms);
-        write_owner_arg(rc, c, cmd->owner);
-        rc.arg(kPublish);
-        rc.arg_u64(c->cfg.unlock_latch_ttl_ms);
-        break;
-    case CmdKind::ForceRelease:
-        write_script(rc, cmd, kScriptForceRelease, 2);
-        write_key(rc, c, cmd->lock_id);
-        write_prefixed(rc, c, cmd->lock_id, kLockChannelPrefix);
-        rc.arg("0");
-        rc.arg(kPublish);
-        break;
-    case CmdKind::Exists:
-        rc.arg("EXISTS");
-        write_key(rc, c, cmd->lock_id);
-        break;
-    case CmdKind::HoldCount:
-        rc.arg("HGET");
-        write_key(rc, c, cmd->lock_id);
-        write_owner_arg(rc, c, cmd->owner);
-        break;
-    case CmdKind::Ttl:
-        rc.arg("PTTL");
-        write_key(rc, c, cmd->lock_id);
-        break;
-    case CmdKind::Renew: write_renew(rc, c, cmd, id); break;
-    case CmdKind::LatchDelete:
-        rc.arg("DEL");
-        write_latch(rc, c, cmd);
-        break;
-    }
-    return rc.finish(out, len);
 }
 
 static void unlink_queued(Client *c, uint32_t index)
@@ -220,7 +98,9 @@ static void complete(Client *c, uint32_t index, redisReply *reply, edgelock_stat
     case CmdKind::HoldCount:
     case CmdKind::Ttl: query_on_reply(c, &cmd, reply, st); break;
     case CmdKind::Renew: watchdog_on_renew_reply(c, id, &cmd, reply, st); break;
-    case CmdKind::LatchDelete: break;
+    case CmdKind::Extend: extend_on_reply(c, &cmd, reply, st); break;
+    case CmdKind::LatchDelete:
+    case CmdKind::Abandon: break;
     }
     if (!c->closing)
         acquire_on_command_slot_free(c);
@@ -234,7 +114,7 @@ static bool send(Client *c, uint32_t index)
     uint64_t id = c->cmds.id_of(index);
     const char *buf;
     size_t len;
-    if (!format(c, cmd, id, &buf, &len)) {
+    if (!cmd_format(c, cmd, id, &buf, &len)) {
         edgelock_port_log(EDGELOCK_LOG_ERROR, "command could not be formatted");
         complete(c, index, nullptr, EDGELOCK_ERR_INVALID_ARG);
         return false;
@@ -247,30 +127,19 @@ static bool send(Client *c, uint32_t index)
     cmd->sent_ms = edgelock_port_now_ms();
     // Housekeeping the user did not ask for must not keep lock_free() BUSY
     // once its bytes are on the wire; no caller waits on its lock handle.
-    if (cmd->pins_lock && (cmd->kind == CmdKind::LatchDelete || cmd->kind == CmdKind::Cleanup)) {
+    if (cmd->pins_lock && (cmd->kind == CmdKind::LatchDelete || cmd->kind == CmdKind::Cleanup ||
+                           cmd->kind == CmdKind::Abandon)) {
         lock_get(c, cmd->lock_id)->refs--;
         cmd->pins_lock = false;
     }
     return true;
 }
 
-static ScriptId script_of(CmdKind kind)
-{
-    switch (kind) {
-    case CmdKind::Acquire: return kScriptAcquire;
-    case CmdKind::Release:
-    case CmdKind::Cleanup: return kScriptRelease;
-    case CmdKind::ForceRelease: return kScriptForceRelease;
-    case CmdKind::Renew: return kScriptRenew;
-    default: return kScriptCount;
-    }
-}
-
 // Fire-and-forget SCRIPT LOAD; its reply is discarded by hiredis. Only on the
 // rare NOSCRIPT path, so hiredis's own formatting allocation is acceptable.
 static void reload_script(Client *c, const Command *cmd)
 {
-    ScriptId id = script_of(cmd->kind);
+    ScriptId id = cmd_script(c, cmd);
     if (id != kScriptCount && conn_ready(&c->cmd_conn))
         redisAsyncCommand(c->cmd_conn.ac, nullptr, nullptr, "SCRIPT LOAD %b", kScripts[id].text,
                           kScripts[id].len);

@@ -48,6 +48,7 @@ static void maybe_ready(Connection *conn, bool tcp_up)
     if (conn->state != ConnState::Connecting || !tcp_up || conn->setup_pending)
         return;
     conn->state = ConnState::Ready;
+    conn->down_since_ms = 0;
     conn->backoff_ms = conn->client->cfg.reconnect_min_ms;
     event_del(conn->timer);
     edgelock_port_log(EDGELOCK_LOG_INFO, "%s connection ready", role(conn));
@@ -175,6 +176,8 @@ static void went_down(Connection *conn)
 {
     bool was_ready = conn->state == ConnState::Ready;
     conn->state = ConnState::Down;
+    if (conn->down_since_ms == 0)
+        conn->down_since_ms = edgelock_port_now_ms();
     conn->tcp_up = false;
     conn->setup_pending = 0;
     event_del(conn->timer);

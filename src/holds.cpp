@@ -62,9 +62,10 @@ bool hold_active(const Client *, const Hold *h, uint64_t now)
     return h->count > 0 && !h->lost && (h->watchdog || now < h->expires_ms);
 }
 
-void hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms)
+void hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms, int64_t token)
 {
     Hold *h = c->holds.get(index);
+    h->token = token;
     if (lease_ms == EDGELOCK_LEASE_WATCHDOG) {
         h->watchdog = true;
     } else {
@@ -100,6 +101,41 @@ static bool renewable(const Hold *h)
     return h->count > 0 && h->watchdog && !h->lost;
 }
 
+// One renewal script call being filled: read holds and the others use
+// different scripts, so each has its own.
+struct RenewBatch {
+    uint64_t id;
+    uint32_t size;
+    bool read;
+};
+
+static void batch_submit(Client *c, RenewBatch &b)
+{
+    if (!b.id)
+        return;
+    c->renew_calls++;
+    cmd_submit(c, b.id);
+    b.id = 0;
+    b.size = 0;
+}
+
+// False when the command table is full (the hold waits for the next tick).
+static bool batch_add(Client *c, RenewBatch &b, Hold *h)
+{
+    if (!b.id) {
+        Command *cmd = cmd_new(c, CmdKind::Renew, 0, &b.id);
+        if (!cmd)
+            return false;
+        cmd->read_batch = b.read;
+    }
+    h->renewing = true;
+    h->renew_cmd = b.id;
+    h->renew_pos = b.size++;
+    if (b.size == kRenewBatch)
+        batch_submit(c, b);
+    return true;
+}
+
 void watchdog_tick(Client *c)
 {
     c->watchdog_armed = false;
@@ -107,8 +143,7 @@ void watchdog_tick(Client *c)
     const uint64_t now = edgelock_port_now_ms();
     uint64_t next = now + lease / 3;
     bool any = false;
-    uint64_t batch = 0;
-    uint32_t pos = 0;
+    RenewBatch plain = {0, 0, false}, read = {0, 0, true};
     for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
         Hold *h = c->holds.get(i);
         if (!h || !renewable(h))
@@ -122,21 +157,11 @@ void watchdog_tick(Client *c)
             next = h->confirmed_ms + lease; // check loss on time
         if (h->renewing || !conn_ready(&c->cmd_conn))
             continue;
-        if (!batch && !cmd_new(c, CmdKind::Renew, 0, &batch))
-            continue; // full: next tick
-        h->renewing = true;
-        h->renew_cmd = batch;
-        h->renew_pos = pos++;
-        if (pos == kRenewBatch) {
-            c->renew_calls++;
-            cmd_submit(c, batch);
-            batch = 0;
-            pos = 0;
-        }
+        batch_add(c, lock_kind(c, h->lock_id) == EDGELOCK_READ ? read : plain, h);
     }
-    if (batch && !c->closing) {
-        c->renew_calls++;
-        cmd_submit(c, batch);
+    if (!c->closing) {
+        batch_submit(c, plain);
+        batch_submit(c, read);
     }
     if (any && !c->closing) {
         c->watchdog_armed = true;

@@ -18,9 +18,26 @@ const char *lock_name(Client *c, uint64_t lock_id, uint32_t *len)
     return c->lock_names + (size_t)i * c->cfg.max_name_len;
 }
 
-edgelock_status lock_new(Client *c, const void *name, size_t len, edgelock_lock *out)
+edgelock_lock_kind lock_kind(Client *c, uint64_t lock_id)
 {
-    if (!name || !out || len == 0 || len > c->cfg.max_name_len)
+    return lock_get(c, lock_id)->kind;
+}
+
+static bool valid_kind(edgelock_lock_kind kind)
+{
+    switch (kind) {
+    case EDGELOCK_REENTRANT:
+    case EDGELOCK_FAIR:
+    case EDGELOCK_READ:
+    case EDGELOCK_WRITE:
+    case EDGELOCK_FENCED: return true;
+    }
+    return false;
+}
+
+edgelock_status lock_new(Client *c, edgelock_lock_kind kind, const void *name, size_t len, edgelock_lock *out)
+{
+    if (!name || !out || len == 0 || len > c->cfg.max_name_len || !valid_kind(kind))
         return EDGELOCK_ERR_INVALID_ARG;
     if (c->closing)
         return EDGELOCK_ERR_SHUTDOWN;
@@ -29,6 +46,7 @@ edgelock_status lock_new(Client *c, const void *name, size_t len, edgelock_lock 
     if (!le)
         return EDGELOCK_ERR_TABLE_FULL;
     le->name_len = (uint32_t)len;
+    le->kind = kind;
     memcpy(c->lock_names + (size_t)i * c->cfg.max_name_len, name, len);
     out->id = c->locks.id_of(i);
     return EDGELOCK_OK;

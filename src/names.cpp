@@ -7,6 +7,11 @@ namespace edgelock
 
 const char kLockChannelPrefix[] = "redisson_lock__channel";
 const char kUnlockLatchPrefix[] = "redisson_unlock_latch";
+const char kLockQueuePrefix[] = "redisson_lock_queue";
+const char kLockTimeoutPrefix[] = "redisson_lock_timeout";
+const char kLockTokenPrefix[] = "redisson_lock_token";
+const char kRwChannelPrefix[] = "redisson_rwlock";
+const char kWriteSuffix[] = ":write";
 
 void Writer::bytes(const void *p, size_t n)
 {
@@ -66,6 +71,19 @@ void write_prefix_name(Writer &w, const char *prefix, const void *name, size_t l
     }
 }
 
+void write_suffix_name(Writer &w, const void *name, size_t len, const void *suffix, size_t suffix_len)
+{
+    if (contains_brace(name, len)) {
+        w.bytes(name, len);
+    } else {
+        w.bytes("{", 1);
+        w.bytes(name, len);
+        w.bytes("}", 1);
+    }
+    w.bytes(":", 1);
+    w.bytes(suffix, suffix_len);
+}
+
 void write_owner(Writer &w, const char *client_id, uint64_t owner)
 {
     w.str(client_id);
@@ -75,7 +93,7 @@ void write_owner(Writer &w, const char *client_id, uint64_t owner)
 
 size_t channel_len(size_t name_len)
 {
-    return sizeof(kLockChannelPrefix) - 1 + 3 + name_len;
+    return sizeof(kLockChannelPrefix) - 1 + 3 + name_len + 1 + kMaxOwnerLen;
 }
 
 } // namespace edgelock

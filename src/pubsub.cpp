@@ -30,7 +30,7 @@ static void sub_reply_cb(redisAsyncContext *ac, void *r, void *)
 static bool send_sub(Client *c, uint32_t index, const char *verb)
 {
     Subscription *s = c->subs.get(index);
-    char buf[kMaxNameLenLimit + 128];
+    char buf[kMaxNameLenLimit + 256];
     RespCommand rc(buf, sizeof(buf));
     rc.arg(verb);
     rc.arg(channel_of(c, index), s->len);
@@ -50,14 +50,27 @@ static void subscribe(Client *c, uint32_t index)
         s->state = SubState::Down; // subscribed when the connection is back
 }
 
-edgelock_status sub_join(Client *c, uint64_t lock_id, uint32_t *sub_index)
+// The channel a waiter of this lock listens to: the lock's own channel, the
+// read-write lock's, or for a fair lock the waiter's private one.
+static void waiter_channel(Client *c, Writer &w, uint64_t lock_id, uint64_t owner)
 {
     uint32_t name_len;
     const char *name = lock_name(c, lock_id, &name_len);
+    edgelock_lock_kind kind = lock_kind(c, lock_id);
+    bool rw = kind == EDGELOCK_READ || kind == EDGELOCK_WRITE;
+    write_prefix_name(w, rw ? kRwChannelPrefix : kLockChannelPrefix, name, name_len);
+    if (kind == EDGELOCK_FAIR) {
+        w.bytes(":", 1);
+        write_owner(w, c->client_id, owner);
+    }
+}
+
+edgelock_status sub_join(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *sub_index)
+{
     const size_t cap = channel_len(c->cfg.max_name_len);
-    char chan[kMaxNameLenLimit + 64];
+    char chan[kMaxNameLenLimit + 160];
     Writer w(chan, cap);
-    write_prefix_name(w, kLockChannelPrefix, name, name_len);
+    waiter_channel(c, w, lock_id, owner);
     EDGELOCK_ASSERT(!w.overflow);
 
     for (uint32_t i = 0; i < c->subs.capacity(); i++) {

@@ -26,6 +26,18 @@ static void clear_lost(Client *c, uint32_t index)
         c->holds.release(index);
 }
 
+// The hold count after a release answered `value`. 1: the lock is free. 0: for
+// a read lock, holds remain (maybe only other readers'), so ours went down by
+// one; for the others our own re-entrant hold remains, so at least one is left.
+static uint32_t count_after_release(Client *c, const Hold *h, int64_t value)
+{
+    if (value == 1)
+        return 0;
+    if (lock_kind(c, h->lock_id) == EDGELOCK_READ)
+        return h->count > 0 ? h->count - 1 : 0;
+    return h->count > 1 ? h->count - 1 : 1;
+}
+
 static edgelock_status check_call(Client *c, edgelock_lock lock, edgelock_result_fn cb)
 {
     if (!cb)
@@ -113,7 +125,7 @@ void release_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock
         } else if (reply->type == REDIS_REPLY_INTEGER && (reply->integer == 0 || reply->integer == 1)) {
             value = reply->integer;
             if (h)
-                h->count = value == 1 ? 0 : (h->count > 1 ? h->count - 1 : 1);
+                h->count = count_after_release(c, h, value);
             send_latch_delete(c, cmd);
         } else {
             st = EDGELOCK_ERR_PROTOCOL;
@@ -189,6 +201,54 @@ void query_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock_s
         if (h && hold_active(c, h, edgelock_port_now_ms())) {
             h->lost = true;
             st = EDGELOCK_ERR_LOST;
+        }
+    }
+    invoke_result(c, cmd->cb, cmd->lock_id, st, value, cmd->user);
+}
+
+} // namespace edgelock
+
+namespace edgelock
+{
+
+edgelock_status extend_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t lease_ms,
+                             edgelock_result_fn cb, void *user)
+{
+    edgelock_status st = check_call(c, lock, cb);
+    if (st != EDGELOCK_OK)
+        return st;
+    if (lease_ms <= 0 || lease_ms > EDGELOCK_MAX_TIME_MS)
+        return EDGELOCK_ERR_INVALID_ARG;
+    uint64_t id;
+    Command *cmd = cmd_new(c, CmdKind::Extend, lock.id, &id);
+    if (!cmd)
+        return EDGELOCK_ERR_TABLE_FULL;
+    cmd->owner = owner;
+    cmd->lease_ms = lease_ms;
+    cmd->cb = cb;
+    cmd->user = user;
+    cmd_submit(c, id);
+    return EDGELOCK_OK;
+}
+
+void extend_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock_status st)
+{
+    int64_t value = 0;
+    if (st == EDGELOCK_OK) {
+        if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 1 ||
+            reply->element[0]->type != REDIS_REPLY_INTEGER) {
+            st = EDGELOCK_ERR_PROTOCOL;
+        } else {
+            uint32_t hi;
+            Hold *h = hold_find(c, cmd->lock_id, cmd->owner, &hi);
+            value = (int64_t)reply->element[0]->integer;
+            if (value == 1 && h && h->count > 0 && !h->watchdog) {
+                h->lease_ms = cmd->lease_ms;
+                h->expires_ms = add_ms(cmd->sent_ms, (uint64_t)cmd->lease_ms);
+            } else if (value != 1) {
+                st = h && hold_active(c, h, edgelock_port_now_ms()) ? EDGELOCK_ERR_LOST
+                                                                    : EDGELOCK_ERR_NOT_OWNER;
+            }
         }
     }
     invoke_result(c, cmd->cb, cmd->lock_id, st, value, cmd->user);

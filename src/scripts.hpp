@@ -13,13 +13,23 @@ struct Script {
     const char *sha1; // 40 hex digits, what EVALSHA names
 };
 
-// Indexes into kScripts; the embed step lists the files in this order.
+// Indexes into kScripts; CMakeLists.txt lists the files in this order.
 enum ScriptId {
-    kScriptAcquire = 0,
-    kScriptForceRelease = 1,
-    kScriptRelease = 2,
-    kScriptRenew = 3,
-    kScriptCount = 4
+    kScriptAcquire,
+    kScriptFairAbandon,
+    kScriptFairAcquire,
+    kScriptFairForceRelease,
+    kScriptFairRelease,
+    kScriptFencedAcquire,
+    kScriptForceRelease,
+    kScriptRelease,
+    kScriptRenew,
+    kScriptReadAcquire,
+    kScriptReadRelease,
+    kScriptReadRenew,
+    kScriptWriteAcquire,
+    kScriptWriteRelease,
+    kScriptCount
 };
 
 extern const Script kScripts[];

@@ -140,6 +140,7 @@ typedef struct edgelock_config {
     uint32_t reconnect_min_ms;    /** first reconnect delay (default 100) */
     uint32_t reconnect_max_ms;    /** reconnect delay cap, doubling up to it (default 5000) */
     uint32_t unlock_latch_ttl_ms; /** TTL of Redisson's unlock latch key (default 16000) */
+    uint32_t fair_wait_ms;        /** fair lock: each queued waiter's window (default 300000) */
 
     /** Called when a watchdog hold is lost (may be NULL). */
     edgelock_lock_lost_fn on_lock_lost;
@@ -189,12 +190,34 @@ edgelock_status edgelock_client_stats(edgelock_client *client, edgelock_stats *o
 
 /* ---------------------------------------------------------------- locks -- */
 
+/** The Redisson lock kinds. Every lock call works on every kind. */
+typedef enum edgelock_lock_kind {
+    /** RLock: hash `name`, channel redisson_lock__channel:{name}. */
+    EDGELOCK_REENTRANT = 0,
+    /** RFairLock: FIFO queue redisson_lock_queue:{name}, deadlines in
+     *  redisson_lock_timeout:{name}; each waiter has its own channel
+     *  redisson_lock__channel:{name}:<owner field> and only it is woken. */
+    EDGELOCK_FAIR = 1,
+    /** RReadWriteLock.readLock(): shared; hash field mode=read, per-hold timeout
+     *  keys; channel redisson_rwlock:{name}. */
+    EDGELOCK_READ = 2,
+    /** RReadWriteLock.writeLock(): exclusive; field "<owner field>:write". */
+    EDGELOCK_WRITE = 3,
+    /** RFencedLock: the reentrant lock plus a token, redisson_lock_token:{name},
+     *  incremented on every acquire; the lock call's value is the token. */
+    EDGELOCK_FENCED = 4
+} edgelock_lock_kind;
+
 /**
- * Create a handle for the reentrant lock called `name` (any bytes, 1 to
- * max_name_len). This is local: no Redis call. Keys follow Redisson: the hash is
- * `name`, the channel `redisson_lock__channel:{name}`.
+ * Create a handle for the lock of kind `kind` called `name` (any bytes, 1 to
+ * max_name_len). This is local: no Redis call. The read and the write lock of
+ * one read-write lock are two handles on the same name.
  * Errors: INVALID_ARG, TABLE_FULL, SHUTDOWN, WRONG_THREAD.
  */
+edgelock_status edgelock_lock_new_kind(edgelock_client *client, edgelock_lock_kind kind, const void *name,
+                                       size_t name_len, edgelock_lock *out);
+
+/** edgelock_lock_new_kind(client, EDGELOCK_REENTRANT, ...). */
 edgelock_status edgelock_lock_new(edgelock_client *client, const void *name, size_t name_len,
                                   edgelock_lock *out);
 
@@ -206,8 +229,9 @@ edgelock_status edgelock_lock_free(edgelock_client *client, edgelock_lock lock);
 
 /* ---- asynchronous calls ----
  * One callback type serves every call; `value` is:
- *   lock:          0
+ *   lock:          0; for EDGELOCK_FENCED the fencing token (> 0)
  *   unlock:        1 when the lock was released, 0 when a re-entrant hold remains
+ *                  (for EDGELOCK_READ: 0 when any read hold remains, maybe another's)
  *   force_unlock:  1 when a lock was deleted, 0 when it was free
  *   is_locked:     1 or 0
  *   hold_count:    holds of that owner (0 when not held by it)
@@ -259,6 +283,11 @@ edgelock_status edgelock_remaining_ttl_async(edgelock_client *client, edgelock_l
 edgelock_status edgelock_acquire(edgelock_client *client, edgelock_lock lock);
 edgelock_status edgelock_try_lock(edgelock_client *client, edgelock_lock lock, int64_t wait_ms,
                                   int64_t lease_ms);
+/** try_lock that also returns the fencing token of an EDGELOCK_FENCED lock
+ *  (0 for other kinds). Pass the token to the protected resource, which must
+ *  refuse any token lower than one it has seen. */
+edgelock_status edgelock_try_lock_token(edgelock_client *client, edgelock_lock lock, int64_t wait_ms,
+                                        int64_t lease_ms, int64_t *token);
 /** *released (may be NULL): 1 when fully released, 0 when a re-entrant hold remains. */
 edgelock_status edgelock_unlock(edgelock_client *client, edgelock_lock lock, int *released);
 edgelock_status edgelock_force_unlock(edgelock_client *client, edgelock_lock lock, int *deleted);
@@ -270,6 +299,56 @@ edgelock_status edgelock_remaining_ttl(edgelock_client *client, edgelock_lock lo
 
 /** The owner id blocking calls use for the calling thread (its kernel thread id). */
 uint64_t edgelock_current_owner(void);
+
+/* ------------------------------------------------ MultiLock and RedLock -- */
+
+/** One member of a composite lock: a handle and the client it belongs to.
+ *  Members may live on different clients, that is on different Redis servers. */
+typedef struct edgelock_member {
+    edgelock_client *client;
+    edgelock_lock lock;
+} edgelock_member;
+
+/** The most members a composite lock takes. */
+#define EDGELOCK_MAX_MEMBERS 16
+
+/**
+ * MultiLock (RedissonMultiLock), blocking: take every member, all or nothing.
+ * Members are taken in the order given (give every caller the same order); if
+ * one cannot be had, those taken are released and the whole set is tried again
+ * while the wait lasts. With a fixed lease each member is first taken with
+ * lease + wait, and all leases are set to lease_ms once the set is complete, so
+ * they end together. Owner: the calling thread, on every member's client.
+ * Results: OK, WAIT_TIMEOUT, INVALID_ARG (n is 0 or > EDGELOCK_MAX_MEMBERS, a
+ * member appears twice), or the first member's error that is not contention.
+ * On any result but OK nothing is held.
+ */
+edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n, int64_t wait_ms,
+                                        int64_t lease_ms);
+/** Release every member (each once); the first error is returned, every member
+ *  is tried regardless. */
+edgelock_status edgelock_multi_unlock(const edgelock_member *members, size_t n);
+
+/**
+ * RedLock (RedissonRedLock), blocking: the members are the same lock on n
+ * independent Redis servers (one client each). All are tried at once; success
+ * needs n/2+1 of them within the lease, and *validity_ms (may be NULL) is then
+ * lease - elapsed - drift (drift = lease/100 + 2 ms): the time the caller may
+ * rely on holding it. On failure every member is released and the set is tried
+ * again while the wait lasts. Each attempt on a server lasts at most its
+ * client's command_timeout_ms (a stopped server costs that much once, then
+ * fails fast while it stays down), so give RedLock member clients a short
+ * command_timeout_ms.
+ *
+ * Not safe against clock jumps or process pauses: a holder paused past its
+ * validity cannot tell, and RedLock has no token to stop its late writes.
+ * Redisson deprecates RedissonRedLock for this reason. Prefer EDGELOCK_FENCED
+ * on one server when the protected resource can check a token.
+ */
+edgelock_status edgelock_redlock_try_lock(const edgelock_member *members, size_t n, int64_t wait_ms,
+                                          int64_t lease_ms, int64_t *validity_ms);
+/** Release the RedLock on every server (each tried; NOT_OWNER on a minority is expected). */
+edgelock_status edgelock_redlock_unlock(const edgelock_member *members, size_t n);
 
 #ifdef __cplusplus
 }

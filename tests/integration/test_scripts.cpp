@@ -26,8 +26,11 @@ static bool is_hex40(const char *s)
 
 TEST_CASE(script_table_is_well_formed)
 {
-    CHECK_EQ(kScriptCount, 4);
-    static const char *const names[] = {"lock_acquire", "lock_force_release", "lock_release", "lock_renew"};
+    CHECK_EQ(kScriptCount, 14);
+    static const char *const names[] = {
+        "lock_acquire",    "fair_abandon",       "fair_acquire",     "fair_force_release", "fair_release",
+        "fenced_acquire",  "lock_force_release", "lock_release",     "lock_renew",         "rw_read_acquire",
+        "rw_read_release", "rw_renew",           "rw_write_acquire", "rw_write_release"};
     for (int i = 0; i < kScriptCount; i++) {
         const Script &s = kScripts[i];
         REQUIRE(s.name && s.text && s.sha1);

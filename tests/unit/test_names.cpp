@@ -71,14 +71,20 @@ TEST_CASE(prefix_name_is_binary_safe)
 
 TEST_CASE(channel_len_fits_the_longest_channel)
 {
-    // prefix + ":{" + name + "}"
-    CHECK_EQ(channel_len(0), strlen(kLockChannelPrefix) + 3);
-    CHECK_EQ(channel_len(100), strlen(kLockChannelPrefix) + 103);
+    // The longest channel is a fair waiter's own:
+    // prefix + ":{" + name + "}" + ":" + "<63-byte client id>:<20-digit owner>".
+    CHECK_EQ(channel_len(0), strlen(kLockChannelPrefix) + 3 + 1 + kMaxOwnerLen);
+    CHECK_EQ(channel_len(100), strlen(kLockChannelPrefix) + 103 + 1 + kMaxOwnerLen);
     char name[64];
     memset(name, 'n', sizeof(name));
-    char buf[256];
+    char client_id[64];
+    memset(client_id, 'c', 63);
+    client_id[63] = 0;
+    char buf[512];
     Writer w(buf, channel_len(sizeof(name)));
     write_prefix_name(w, kLockChannelPrefix, name, sizeof(name));
+    w.bytes(":", 1);
+    write_owner(w, client_id, UINT64_MAX);
     CHECK(!w.overflow);
     CHECK_EQ(w.len, channel_len(sizeof(name)));
 }

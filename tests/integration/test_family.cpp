@@ -1,0 +1,303 @@
+// The rest of Redisson's lock family through the C ABI: fair, read-write and
+// fenced locks, MultiLock and RedLock, against real redis-servers.
+#include <stdio.h>
+#include <string.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "check.hpp"
+#include "clients.hpp"
+#include "edgelock/edgelock.h"
+#include "redis_server.hpp"
+
+static edgelock_lock make_kind(edgelock_client *c, edgelock_lock_kind kind, const char *name)
+{
+    edgelock_lock lk = {0};
+    edgelock_lock_new_kind(c, kind, name, strlen(name), &lk);
+    return lk;
+}
+
+static void big_tables(edgelock_config *cfg)
+{
+    cfg->max_waiters = 64;
+    cfg->max_subscriptions = 64;
+    cfg->max_holds = 64;
+}
+
+TEST_CASE(fair_lock_serves_waiters_in_arrival_order)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url(), big_tables);
+    REQUIRE(c);
+    edgelock_lock lk = make_kind(c, EDGELOCK_FAIR, "fair:order");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK);
+
+    const int kWaiters = 10;
+    std::mutex m;
+    std::vector<int> served;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kWaiters; i++) {
+        threads.emplace_back([&, i] {
+            CHECK_ST(edgelock_try_lock(c, lk, 30000, 30000), EDGELOCK_OK);
+            {
+                std::lock_guard<std::mutex> g(m);
+                served.push_back(i);
+            }
+            CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+        });
+        // Arrival order: wait until this waiter is queued before starting the next.
+        for (int k = 0; k < 500 && redis_integer(r, "LLEN %s", "redisson_lock_queue:{fair:order}") < i + 1;
+             k++)
+            sleep_ms(2);
+        CHECK_EQ(redis_integer(r, "LLEN %s", "redisson_lock_queue:{fair:order}"), i + 1);
+    }
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    for (auto &t : threads)
+        t.join();
+    REQUIRE(served.size() == (size_t)kWaiters);
+    for (int i = 0; i < kWaiters; i++)
+        CHECK_EQ(served[i], i);
+    CHECK_EQ(redis_integer(r, "EXISTS %s", "redisson_lock_queue:{fair:order}"), 0);
+    CHECK_EQ(redis_integer(r, "ZCARD %s", "redisson_lock_timeout:{fair:order}"), 0);
+    edgelock_lock_free(c, lk);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(fair_waiter_that_times_out_leaves_no_queue_entry)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *holder = make_client(r.url());
+    edgelock_client *waiter = make_client(r.url());
+    REQUIRE(holder && waiter);
+    edgelock_lock h = make_kind(holder, EDGELOCK_FAIR, "fair:gone");
+    edgelock_lock w = make_kind(waiter, EDGELOCK_FAIR, "fair:gone");
+    CHECK_ST(edgelock_try_lock(holder, h, 0, 30000), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(waiter, w, 300, 30000), EDGELOCK_ERR_WAIT_TIMEOUT);
+    // The abandon is fire-and-forget: give it a moment to land.
+    for (int k = 0; k < 100 && redis_integer(r, "LLEN %s", "redisson_lock_queue:{fair:gone}") != 0; k++)
+        sleep_ms(10);
+    CHECK_EQ(redis_integer(r, "LLEN %s", "redisson_lock_queue:{fair:gone}"), 0);
+    CHECK_EQ(redis_integer(r, "ZCARD %s", "redisson_lock_timeout:{fair:gone}"), 0);
+    CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(holder, h);
+    edgelock_lock_free(waiter, w);
+    CHECK(tables_idle(holder));
+    CHECK(tables_idle(waiter));
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(waiter);
+}
+
+TEST_CASE(readers_share_writer_excludes)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *a = make_client(r.url());
+    edgelock_client *b = make_client(r.url());
+    REQUIRE(a && b);
+    edgelock_lock ra = make_kind(a, EDGELOCK_READ, "rw:doc");
+    edgelock_lock rb = make_kind(b, EDGELOCK_READ, "rw:doc");
+    edgelock_lock wb = make_kind(b, EDGELOCK_WRITE, "rw:doc");
+    CHECK_ST(edgelock_try_lock(a, ra, 0, 10000), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(b, rb, 0, 10000), EDGELOCK_OK); // readers share
+    char mode[16];
+    redis_string(r, mode, sizeof(mode), "HGET rw:doc mode");
+    CHECK(strcmp(mode, "read") == 0);
+    CHECK_ST(edgelock_try_lock(b, wb, 0, 10000), EDGELOCK_ERR_WAIT_TIMEOUT); // writer excluded
+    CHECK_ST(edgelock_unlock(b, rb, nullptr), EDGELOCK_OK);
+
+    // A writer waiting for the last reader gets it when that reader leaves.
+    // The owner is the thread: the writer thread takes and later releases it.
+    std::atomic<bool> writer_in{false}, may_release{false};
+    std::thread writer([&] {
+        CHECK_ST(edgelock_try_lock(b, wb, 10000, 10000), EDGELOCK_OK);
+        writer_in = true;
+        while (!may_release)
+            sleep_ms(5);
+        CHECK_ST(edgelock_unlock(b, wb, nullptr), EDGELOCK_OK);
+    });
+    sleep_ms(200);
+    CHECK(!writer_in);
+    CHECK_ST(edgelock_unlock(a, ra, nullptr), EDGELOCK_OK);
+    for (int k = 0; k < 1000 && !writer_in; k++)
+        sleep_ms(5);
+    CHECK(writer_in);
+    redis_string(r, mode, sizeof(mode), "HGET rw:doc mode");
+    CHECK(strcmp(mode, "write") == 0);
+    CHECK_ST(edgelock_try_lock(a, ra, 0, 10000), EDGELOCK_ERR_WAIT_TIMEOUT); // readers excluded
+    may_release = true;
+    writer.join();
+    CHECK_EQ(redis_integer(r, "EXISTS rw:doc"), 0);
+    edgelock_lock_free(a, ra);
+    edgelock_lock_free(b, rb);
+    edgelock_lock_free(b, wb);
+    CHECK(tables_idle(a));
+    CHECK(tables_idle(b));
+    edgelock_client_destroy(a);
+    edgelock_client_destroy(b);
+}
+
+TEST_CASE(writer_may_read_and_keeps_read_after_write_unlock)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    edgelock_client *other = make_client(r.url());
+    REQUIRE(c && other);
+    edgelock_lock w = make_kind(c, EDGELOCK_WRITE, "rw:down");
+    edgelock_lock rd = make_kind(c, EDGELOCK_READ, "rw:down");
+    edgelock_lock ro = make_kind(other, EDGELOCK_READ, "rw:down");
+    CHECK_ST(edgelock_try_lock(c, w, 0, 10000), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(c, rd, 0, 10000), EDGELOCK_OK); // the writer also reads
+    CHECK_ST(edgelock_try_lock(other, ro, 0, 10000), EDGELOCK_ERR_WAIT_TIMEOUT);
+    CHECK_ST(edgelock_unlock(c, w, nullptr), EDGELOCK_OK); // downgrade
+    char mode[16];
+    redis_string(r, mode, sizeof(mode), "HGET rw:down mode");
+    CHECK(strcmp(mode, "read") == 0);
+    CHECK_ST(edgelock_try_lock(other, ro, 0, 10000), EDGELOCK_OK); // now readers share
+    CHECK_ST(edgelock_unlock(other, ro, nullptr), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, rd, nullptr), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(r, "EXISTS rw:down"), 0);
+    edgelock_lock_free(c, w);
+    edgelock_lock_free(c, rd);
+    edgelock_lock_free(other, ro);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+    edgelock_client_destroy(other);
+}
+
+TEST_CASE(read_lock_under_watchdog_outlives_its_lease)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url(), [](edgelock_config *cfg) { cfg->watchdog_lease_ms = 600; });
+    REQUIRE(c);
+    edgelock_lock rd = make_kind(c, EDGELOCK_READ, "rw:wd");
+    CHECK_ST(edgelock_try_lock(c, rd, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    sleep_ms(1800);
+    CHECK_EQ(redis_integer(r, "EXISTS rw:wd"), 1);
+    // The hold's own timeout key is renewed too.
+    CHECK(redis_integer(r, "EVAL %s 0", "return #redis.call('keys', '{rw:wd}:*:rwlock_timeout:1')") == 1);
+    int held = 0;
+    CHECK_ST(edgelock_is_held_by_current_thread(c, rd, &held), EDGELOCK_OK);
+    CHECK_EQ(held, 1);
+    CHECK_ST(edgelock_unlock(c, rd, nullptr), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(r, "EXISTS rw:wd"), 0);
+    edgelock_lock_free(c, rd);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(fenced_tokens_increase_across_clients_and_reentry)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *a = make_client(r.url());
+    edgelock_client *b = make_client(r.url());
+    REQUIRE(a && b);
+    edgelock_lock fa = make_kind(a, EDGELOCK_FENCED, "fenced");
+    edgelock_lock fb = make_kind(b, EDGELOCK_FENCED, "fenced");
+    int64_t last = 0, t = 0;
+    for (int round = 0; round < 5; round++) {
+        CHECK_ST(edgelock_try_lock_token(a, fa, 5000, 10000, &t), EDGELOCK_OK);
+        CHECK(t > last);
+        last = t;
+        CHECK_ST(edgelock_try_lock_token(a, fa, 0, 10000, &t), EDGELOCK_OK); // re-entry
+        CHECK(t > last);
+        last = t;
+        CHECK_ST(edgelock_unlock(a, fa, nullptr), EDGELOCK_OK);
+        CHECK_ST(edgelock_unlock(a, fa, nullptr), EDGELOCK_OK);
+        CHECK_ST(edgelock_try_lock_token(b, fb, 5000, 10000, &t), EDGELOCK_OK);
+        CHECK(t > last);
+        last = t;
+        CHECK_ST(edgelock_unlock(b, fb, nullptr), EDGELOCK_OK);
+    }
+    CHECK_EQ(redis_integer(r, "GET %s", "redisson_lock_token:{fenced}"), last);
+    CHECK_EQ(redis_integer(r, "PTTL %s", "redisson_lock_token:{fenced}"), -1); // no TTL
+    edgelock_lock_free(a, fa);
+    edgelock_lock_free(b, fb);
+    edgelock_client_destroy(a);
+    edgelock_client_destroy(b);
+}
+
+TEST_CASE(multilock_is_all_or_nothing)
+{
+    RedisServer &r = shared_server();
+    RedisServer second;
+    REQUIRE(second.start());
+    edgelock_client *c1 = make_client(r.url());
+    edgelock_client *c2 = make_client(second.url());
+    edgelock_client *other = make_client(second.url());
+    REQUIRE(c1 && c2 && other);
+    edgelock_member m[3] = {
+        {c1, make_lock(c1, "multi:a")}, {c1, make_lock(c1, "multi:b")}, {c2, make_lock(c2, "multi:c")}};
+    edgelock_lock blocker = make_lock(other, "multi:c");
+    // Held elsewhere: the set is not taken, and nothing of it is left held.
+    // Another client is another owner, even on this thread.
+    CHECK_ST(edgelock_try_lock(other, blocker, 0, 10000), EDGELOCK_OK);
+    CHECK_ST(edgelock_multi_try_lock(m, 3, 300, 10000), EDGELOCK_ERR_WAIT_TIMEOUT);
+    CHECK_EQ(redis_integer(r, "EXISTS multi:a"), 0);
+    CHECK_EQ(redis_integer(r, "EXISTS multi:b"), 0);
+    CHECK_ST(edgelock_unlock(other, blocker, nullptr), EDGELOCK_OK);
+    // Free: all taken, leases aligned to the requested one.
+    CHECK_ST(edgelock_multi_try_lock(m, 3, 1000, 5000), EDGELOCK_OK);
+    long long p1 = redis_integer(r, "PTTL multi:a"), p3 = redis_integer(second, "PTTL multi:c");
+    CHECK(p1 > 4000 && p1 <= 5000);
+    CHECK(p3 > 4000 && p3 <= 5000);
+    CHECK_ST(edgelock_multi_unlock(m, 3), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(r, "EXISTS multi:a") + redis_integer(second, "EXISTS multi:c"), 0);
+    // Bad input: no members, too many, one twice.
+    CHECK_ST(edgelock_multi_try_lock(m, 0, 0, 1000), EDGELOCK_ERR_INVALID_ARG);
+    CHECK_ST(edgelock_multi_try_lock(m, EDGELOCK_MAX_MEMBERS + 1, 0, 1000), EDGELOCK_ERR_INVALID_ARG);
+    edgelock_member twice[2] = {m[0], m[0]};
+    CHECK_ST(edgelock_multi_try_lock(twice, 2, 0, 1000), EDGELOCK_ERR_INVALID_ARG);
+    for (auto &mm : m)
+        edgelock_lock_free(mm.client, mm.lock);
+    edgelock_lock_free(other, blocker);
+    CHECK(tables_idle(c1));
+    CHECK(tables_idle(c2));
+    edgelock_client_destroy(c1);
+    edgelock_client_destroy(c2);
+    edgelock_client_destroy(other);
+}
+
+TEST_CASE(redlock_needs_a_majority_of_five_servers)
+{
+    const int kServers = 5;
+    RedisServer servers[kServers];
+    edgelock_client *clients[kServers];
+    edgelock_member m[kServers];
+    for (int i = 0; i < kServers; i++) {
+        REQUIRE(servers[i].start());
+        clients[i] = make_client(servers[i].url(), [](edgelock_config *cfg) {
+            cfg->command_timeout_ms = 300;
+            cfg->connect_timeout_ms = 300;
+        });
+        REQUIRE(clients[i]);
+        m[i].client = clients[i];
+        m[i].lock = make_lock(clients[i], "red");
+    }
+    int64_t validity = 0;
+    CHECK_ST(edgelock_redlock_try_lock(m, kServers, 0, 10000, &validity), EDGELOCK_OK);
+    CHECK(validity > 9000 && validity < 10000);
+    CHECK_ST(edgelock_redlock_unlock(m, kServers), EDGELOCK_OK);
+
+    servers[0].stop(); // by pid
+    servers[1].stop();
+    CHECK_ST(edgelock_redlock_try_lock(m, kServers, 2000, 10000, &validity), EDGELOCK_OK);
+    for (int i = 2; i < kServers; i++)
+        CHECK_EQ(redis_integer(servers[i], "EXISTS red"), 1);
+    CHECK_ST(edgelock_redlock_unlock(m, kServers), EDGELOCK_OK);
+
+    servers[2].stop();
+    uint64_t t0 = mono_ms();
+    edgelock_status st = edgelock_redlock_try_lock(m, kServers, 1000, 10000, &validity);
+    CHECK(st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_WAIT_TIMEOUT);
+    CHECK(mono_ms() - t0 < 5000);
+    // No half-held state on the servers still up.
+    for (int i = 3; i < kServers; i++)
+        CHECK_EQ(redis_integer(servers[i], "EXISTS red"), 0);
+    for (int i = 0; i < kServers; i++) {
+        edgelock_lock_free(clients[i], m[i].lock);
+        edgelock_client_destroy(clients[i]);
+    }
+}
