@@ -19,6 +19,8 @@
 namespace edgelock
 {
 
+static constexpr uint64_t kFairFallbackMs = 100;
+
 static int64_t effective_lease(const Client *c, int64_t lease_ms)
 {
     return lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)c->cfg.watchdog_lease_ms : lease_ms;
@@ -164,6 +166,12 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
     // The holder's lease runs out after ttl ms (Redis does not publish expiry):
     // retry then. ttl < 0 means no expiry; only a message or the deadline helps.
     uint64_t delay = ttl >= 0 ? (uint64_t)ttl + 1 : kForever;
+    // A fair lock answers 0 when it cannot name a time (holder without TTL, a
+    // queue being rebuilt); its own-channel message is what wakes the waiter,
+    // and this bounded fallback keeps a lost message from stalling it, without
+    // spinning.
+    if (ttl == 0 && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
+        delay = kFairFallbackMs;
     if (w->sub_index == kNoIndex) {
         edgelock_status st = sub_join(c, w->lock_id, w->owner, &w->sub_index);
         if (st != EDGELOCK_OK) {

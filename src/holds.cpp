@@ -180,10 +180,14 @@ void watchdog_on_renew_reply(Client *c, uint64_t cmd_id, const Command *cmd, red
         h->renewing = false;
         if (ok && h->renew_pos < reply->elements && renewable(h)) {
             redisReply *e = reply->element[h->renew_pos];
-            if (e->type == REDIS_REPLY_INTEGER && e->integer == 1)
+            if (e->type == REDIS_REPLY_INTEGER && e->integer == 1) {
                 h->confirmed_ms = cmd->sent_ms;
-            else
+            } else {
+                // The user's callback may unlock (freeing this slot) or lock
+                // (reusing it): h is not ours to touch afterwards.
                 hold_mark_lost(c, i);
+                continue;
+            }
         }
         // A failed call is retried next tick; loss by time is the tick's job.
         if (h->pending == 0 && h->count == 0 && !h->lost)

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# make demo: what edgelock is for, in about 20 seconds.
+#
+#   scripts/demo.sh BUILD_DIR
+#
+# Simulated gateways (`edgelock run` processes) contend for one
+# firmware-update lock: who waits, who gets it, the watchdog renewing a lease
+# shorter than the update, and a holder killed with SIGKILL whose lock is freed
+# when its lease runs out. Uses EDGELOCK_URL when it points at a reachable
+# Redis, otherwise a throwaway redis-server on a free loopback port, stopped at
+# the end.
+set -u
+BUILD=${1:-build}
+EL=$BUILD/tools/edgelock
+case $EL in /*) ;; *) EL=$PWD/$EL ;; esac
+[ -x "$EL" ] || { echo "demo: $EL not found; build first (make)" >&2; exit 1; }
+
+LOCK=demo:firmware-update
+LEASE=3000 # watchdog lease for the demo (ms): renewed every second
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/edgelock-demo.XXXXXX")
+REDIS_PID=
+T0=$(date +%s%3N)
+
+cleanup() {
+    local pids
+    pids=$(jobs -p)
+    [ -n "$pids" ] && kill $pids 2>/dev/null
+    if [ -n "$REDIS_PID" ]; then
+        kill "$REDIS_PID" 2>/dev/null
+        wait "$REDIS_PID" 2>/dev/null
+        echo "demo: stopped the throwaway redis-server"
+    fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ms() { echo $(($(date +%s%3N) - T0)); }
+stamp() {
+    local t
+    t=$(ms)
+    printf '[%3d.%02ds]' $((t / 1000)) $((t % 1000 / 10))
+}
+say() { echo "$(stamp) $*"; }
+banner() { echo; echo "=== $* ==="; }
+# prefix WHO: stamps every line read, e.g. a gateway's stdout and stderr.
+prefix() { while IFS= read -r line; do echo "$(stamp) $1 | $line"; done; }
+
+# --- Redis --------------------------------------------------------------------
+start_redis() {
+    local port i attempt
+    command -v redis-server >/dev/null || { echo "demo: redis-server not installed (make deps)" >&2; exit 1; }
+    for attempt in 1 2 3 4 5 6 7 8; do
+        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
+        redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+            --loglevel warning --logfile /dev/null &
+        REDIS_PID=$!
+        for i in $(seq 1 200); do
+            if [ "$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = "$REDIS_PID" ]; then
+                export EDGELOCK_URL=redis://127.0.0.1:$port
+                echo "demo: started a throwaway redis-server on 127.0.0.1:$port"
+                return 0
+            fi
+            kill -0 "$REDIS_PID" 2>/dev/null || break
+            sleep 0.02
+        done
+        kill -9 "$REDIS_PID" 2>/dev/null
+        wait "$REDIS_PID" 2>/dev/null
+        REDIS_PID=
+    done
+    echo "demo: cannot start redis-server" >&2
+    exit 1
+}
+
+if [ -n "${EDGELOCK_URL:-}" ] && "$EL" status "$LOCK" >/dev/null 2>&1; then
+    echo "demo: using the Redis at EDGELOCK_URL"
+else
+    [ -n "${EDGELOCK_URL:-}" ] && echo "demo: EDGELOCK_URL is not reachable; using a throwaway Redis instead"
+    unset EDGELOCK_URL
+    start_redis
+fi
+"$EL" unlock --force "$LOCK" >/dev/null
+
+# The "firmware update" every gateway runs under the lock: it logs its start
+# and end (to check that no two overlap) and takes SECONDS seconds. When its
+# edgelock dies, it gets SIGTERM (possibly once per thread edgelock had: the
+# kernel's parent-death signal follows each exiting thread).
+cat >"$TMP/flash" <<'EOF'
+#!/bin/sh
+# flash GATEWAY SECONDS LOG
+trap 'kill $! 2>/dev/null; echo "end $1 $(date +%s%3N)" >>"$3"; echo "interrupted"; exit 143' TERM
+echo "start $1 $(date +%s%3N)" >>"$3"
+echo "flashing firmware v2.1 ($2 s)..."
+sleep "$2" & wait $!
+echo "end $1 $(date +%s%3N)" >>"$3"
+echo "flash complete"
+EOF
+chmod +x "$TMP/flash"
+LOG=$TMP/flash.log
+: >"$LOG"
+
+# gateway NAME SECONDS [edgelock run options]: runs in the background, output
+# stamped and prefixed; its edgelock's pid is in $! afterwards.
+gateway() {
+    local name=$1 secs=$2
+    shift 2
+    "$EL" -v run --watchdog "$LEASE" "$@" "$LOCK" -- "$TMP/flash" "$name" "$secs" "$LOG" \
+        > >(prefix "$name") 2>&1 &
+}
+
+status_line() { say "status   | $("$EL" status "$LOCK" | tr '\n' ' ' | sed 's/  */ /g')"; }
+
+# --- 1: contention ---------------------------------------------------------------
+banner "1. Four gateways want to flash at once; the lock lets one at a time"
+pids=()
+for g in gw-1 gw-2 gw-3 gw-4; do
+    gateway "$g" 1.5
+    pids+=($!)
+done
+sleep 0.5
+status_line
+for p in "${pids[@]}"; do wait "$p"; done
+say "all four are done; each waiter was woken by the holder's unlock message"
+
+# --- 2: the watchdog ---------------------------------------------------------------
+banner "2. An update longer than the lease: the watchdog renews it (lease ${LEASE} ms, every $((LEASE / 3)) ms)"
+gateway gw-5 5
+pid=$!
+renewals=0
+last_ttl=
+for _ in 1 2 3 4 5 6 7 8 9; do
+    sleep 0.5
+    ttl=$("$EL" status --json "$LOCK" | sed -n 's/.*"ttl_ms":\([0-9]*\).*/\1/p')
+    [ -n "$ttl" ] || break
+    if [ -n "$last_ttl" ] && [ "$ttl" -gt "$last_ttl" ]; then
+        renewals=$((renewals + 1))
+        say "status   | TTL ${ttl} ms  <- renewed by the watchdog"
+    else
+        say "status   | TTL ${ttl} ms"
+    fi
+    last_ttl=$ttl
+done
+wait "$pid"
+
+# --- 3: a crash ----------------------------------------------------------------------
+banner "3. A gateway dies mid-update (SIGKILL): its lock is freed when the lease runs out"
+gateway gw-6 30
+victim=$!
+sleep 0.5
+gateway gw-7 1 # waits: no --wait means as long as it takes
+waiter=$!
+sleep 0.5
+say "demo     | kill -9 gw-6 (its edgelock process; the update it ran gets SIGTERM)"
+disown "$victim" # no "Killed" job report
+kill -9 "$victim"
+killed_at=$(ms)
+status_line
+say "demo     | nobody can unlock it now; gw-7 waits for the ${LEASE} ms lease to run out"
+wait "$waiter"
+start7=$(sed -n 's/^start gw-7 //p' "$LOG")
+took_over=$((start7 - T0 - killed_at))
+
+# --- 4: don't wait --------------------------------------------------------------------
+banner "4. A cron job that must not queue up: --wait 0"
+gateway gw-8 2
+holder=$!
+sleep 0.4
+"$EL" run --wait 0 "$LOCK" -- true 2> >(prefix gw-9)
+rc=$?
+say "gw-9     | exit $rc (75: not acquired, try again later)"
+wait "$holder"
+
+sleep 0.2 # let the last prefixed lines through
+
+# --- 5: finer locks (the C API) -------------------------------------------------------------
+# It writes example:* keys, so only against the throwaway Redis.
+STOCK=$BUILD/examples/example_stock_deduction
+if [ -n "$REDIS_PID" ] && [ -x "$STOCK" ]; then
+    banner "5. The C API: 4 gateways selling 400 units, one lock vs 4 segment locks"
+    "$STOCK" | sed 's/^/  /'
+fi
+
+# --- summary ------------------------------------------------------------------------------
+# Overlap check: sort the start/end events by time; never two starts in a row.
+overlap=$(sort -k3,3n "$LOG" | awk '$1=="start"{n++; if(n>1) bad=1} $1=="end"{n--} END{print bad?"YES":"no"}')
+order=$(awk '$1=="start"{printf "%s ", $2}' "$LOG")
+banner "Summary"
+echo "  order of updates:          $order"
+echo "  two updates at once:       $overlap"
+echo "  watchdog renewals seen:    $renewals (a ${LEASE} ms lease kept for a 5 s update)"
+echo "  crash to takeover:         ${took_over} ms (lease ${LEASE} ms: no operator needed)"
+echo "  --wait 0 on a held lock:   exit $rc"
+echo "  total:                     $(stamp | tr -d '[]')"
+echo
+echo "Try it yourself: $EL --help"
+[ "$overlap" = no ] && [ "$renewals" -ge 1 ] && [ "$rc" -eq 75 ]

@@ -1,0 +1,128 @@
+# Shared by the CLI tests (sourced, bash). Usage in a test:
+#
+#   source "$(dirname "$0")/lib.sh" "$@"     # $1: path to the edgelock binary
+#   start_redis                              # sets REDIS_PORT, REDIS_URL, exports EDGELOCK_URL
+#   expect_rc 3 "CMD status passes through" "$EDGELOCK" run x -- sh -c 'exit 3'
+#   finish                                   # prints the summary, sets the exit status
+#
+# Every test starts its own redis-server on a free loopback port (no
+# persistence) and kills it on exit, whatever happens.
+set -u
+
+EDGELOCK=${1:?usage: test.sh /path/to/edgelock}
+case $EDGELOCK in /*) ;; *) EDGELOCK=$PWD/$EDGELOCK ;; esac
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/edgelock-cli.XXXXXX")
+PASSED=0
+FAILED=0
+REDIS_PID=
+REDIS_PORT=
+REDIS_PASSWORD=
+
+cleanup() {
+    # Background jobs of the test first (their edgelock runs), then Redis.
+    local pids
+    pids=$(jobs -p)
+    [ -n "$pids" ] && kill $pids 2>/dev/null
+    [ -n "$REDIS_PID" ] && kill -9 "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# rcli ARGS...: redis-cli against the test's server (password from the env).
+rcli() {
+    if [ -n "$REDIS_PASSWORD" ]; then
+        REDISCLI_AUTH=$REDIS_PASSWORD redis-cli --no-auth-warning -p "$REDIS_PORT" "$@"
+    else
+        redis-cli -p "$REDIS_PORT" "$@"
+    fi
+}
+
+# start_redis [extra redis-server args...]
+start_redis() {
+    local attempt i
+    for attempt in 1 2 3 4 5 6 7 8; do
+        REDIS_PORT=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        port_in_use "$REDIS_PORT" && continue
+        redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+            --loglevel warning --logfile /dev/null "$@" &
+        REDIS_PID=$!
+        for i in $(seq 1 200); do
+            # Our own server answers (not one that won a race for the port).
+            if [ "$(rcli info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = "$REDIS_PID" ]; then
+                REDIS_URL=redis://127.0.0.1:$REDIS_PORT
+                if [ -n "$REDIS_PASSWORD" ]; then REDIS_URL=redis://:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT; fi
+                export EDGELOCK_URL=$REDIS_URL
+                return 0
+            fi
+            kill -0 "$REDIS_PID" 2>/dev/null || break
+            sleep 0.02
+        done
+        kill -9 "$REDIS_PID" 2>/dev/null
+        wait "$REDIS_PID" 2>/dev/null
+        REDIS_PID=
+    done
+    echo "cannot start redis-server" >&2
+    exit 2
+}
+
+stop_redis() {
+    [ -n "$REDIS_PID" ] && kill -9 "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
+    REDIS_PID=
+}
+
+now_ms() { date +%s%3N; }
+
+pass() { PASSED=$((PASSED + 1)); echo "ok   - $1"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL - $1" >&2; echo "FAIL - $1"; }
+
+# check DESCRIPTION COMMAND...: passes when COMMAND succeeds.
+check() {
+    local what=$1
+    shift
+    if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+# expect_rc WANT DESCRIPTION COMMAND...: runs COMMAND with stdout/stderr
+# captured in $OUT / $ERR (files), checks its exit status.
+OUT=$TMP/out
+ERR=$TMP/err
+LAST_RC=0
+expect_rc() {
+    local want=$1 what=$2
+    shift 2
+    "$@" >"$OUT" 2>"$ERR"
+    LAST_RC=$?
+    if [ "$LAST_RC" -eq "$want" ]; then
+        pass "$what (exit $want)"
+    else
+        fail "$what: exit $LAST_RC, want $want"
+        sed 's/^/    stdout: /' "$OUT"
+        sed 's/^/    stderr: /' "$ERR"
+    fi
+}
+
+# wait_for DESCRIPTION TIMEOUT_MS COMMAND...: polls COMMAND (test side only).
+wait_for() {
+    local what=$1 limit=$2
+    shift 2
+    local end=$(($(now_ms) + limit))
+    while ! "$@"; do
+        if [ "$(now_ms)" -ge "$end" ]; then
+            fail "timed out waiting for: $what"
+            return 1
+        fi
+        sleep 0.02
+    done
+    return 0
+}
+
+lock_held() { [ "$(rcli exists "$1")" = 1 ]; }
+lock_free() { [ "$(rcli exists "$1")" = 0 ]; }
+
+finish() {
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ]
+    exit $?
+}

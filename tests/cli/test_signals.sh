@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Signal forwarding: SIGTERM/SIGINT/SIGHUP sent to `edgelock run` reach CMD and
+# the lock is released when CMD ends; a signal while waiting gives up without
+# taking the lock; SIGKILL of edgelock stops CMD and the lock expires with its
+# lease, so a waiter gets it.
+source "$(dirname "$0")/lib.sh" "$@"
+# Job control: background jobs get their own process group and keep SIGINT
+# (a non-interactive shell would start them with SIGINT ignored).
+set -m
+start_redis
+
+# CMD: says it started, then waits; on a signal records it and exits 7.
+cmd_trap='trap "echo \$0 >\"$1/got\"; exit 7" $2; echo started >"$1/started"; while :; do sleep 0.05; done'
+
+for sig in TERM INT HUP; do
+    rm -f "$TMP/got" "$TMP/started"
+    "$EDGELOCK" run "sig-$sig" -- sh -c "$cmd_trap" "$sig" "$TMP" "$sig" &
+    pid=$!
+    wait_for "CMD started ($sig)" 5000 test -e "$TMP/started"
+    check "lock held while CMD runs ($sig)" lock_held "sig-$sig"
+    kill -"$sig" "$pid"
+    wait "$pid"
+    rc=$?
+    check "SIG$sig to edgelock reached CMD" grep -qx "$sig" "$TMP/got"
+    check "edgelock exited with CMD's status after SIG$sig (got $rc, want 7)" [ "$rc" -eq 7 ]
+    check "the lock was released after SIG$sig" lock_free "sig-$sig"
+done
+
+# CMD that does not handle the signal dies by it: 128+N.
+rm -f "$TMP/started"
+"$EDGELOCK" run sig-plain -- sh -c 'echo x >"$1/started"; exec sleep 30' sh "$TMP" &
+pid=$!
+wait_for "CMD started (plain)" 5000 test -e "$TMP/started"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+check "CMD killed by the forwarded SIGTERM gives 143 (got $rc)" [ "$rc" -eq 143 ]
+check "the lock was released" lock_free sig-plain
+
+# A signal while waiting: give up at once, never run CMD, leave the holder alone.
+rm -f "$TMP/started" "$TMP/release"
+"$EDGELOCK" run --watchdog 3000 sig-wait -- sh -c 'echo x >"$1/started"; while [ ! -e "$1/release" ]; do sleep 0.02; done' sh "$TMP" &
+holder=$!
+wait_for "holder started" 5000 test -e "$TMP/started"
+"$EDGELOCK" run sig-wait -- touch "$TMP/waiter-ran" &
+waiter=$!
+sleep 0.3
+kill -TERM "$waiter"
+wait "$waiter"
+rc=$?
+check "SIGTERM while waiting exits 143 (got $rc)" [ "$rc" -eq 143 ]
+check "... without running CMD" [ ! -e "$TMP/waiter-ran" ]
+check "... and the holder still holds the lock" lock_held sig-wait
+touch "$TMP/release"
+wait "$holder"
+check "holder finished with 0" [ $? -eq 0 ]
+check "lock free after the holder" lock_free sig-wait
+
+# SIGKILL of edgelock: CMD gets SIGTERM (parent-death signal), the lock stays
+# until its watchdog lease (2000 ms) runs out, then a waiter gets it.
+rm -f "$TMP/got" "$TMP/started"
+"$EDGELOCK" run --watchdog 2000 sig-kill -- sh -c "$cmd_trap" TERM "$TMP" TERM &
+victim=$!
+wait_for "victim CMD started" 5000 test -e "$TMP/started"
+"$EDGELOCK" run --wait 10000 sig-kill -- touch "$TMP/waiter-ran" &
+waiter=$!
+sleep 0.2
+kill -KILL "$victim"
+wait "$victim" 2>/dev/null
+wait_for "CMD of the killed edgelock got SIGTERM" 3000 test -e "$TMP/got"
+check "the killed holder's lock is still there at first" lock_held sig-kill
+wait "$waiter"
+rc=$?
+check "the waiter got the lock after the lease ran out (exit $rc)" [ "$rc" -eq 0 ]
+check "... and ran its CMD" [ -e "$TMP/waiter-ran" ]
+check "lock free at the end" lock_free sig-kill
+
+finish

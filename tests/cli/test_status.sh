@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# `status` (text and --json) and `unlock --force`, against a Redis that needs a
+# password: the password never appears in any output.
+source "$(dirname "$0")/lib.sh" "$@"
+REDIS_PASSWORD='s3cr3t-Pa55'
+start_redis --requirepass "$REDIS_PASSWORD"
+URL_USER="redis://default:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT"
+ALL_OUTPUT=$TMP/all-output # every stdout and stderr of edgelock, for the password check
+: >"$ALL_OUTPUT"
+collect() { cat "$OUT" "$ERR" >>"$ALL_OUTPUT"; }
+
+uuid_owner='[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9]+'
+
+# --- free -------------------------------------------------------------------------
+expect_rc 0 "status of a free lock" "$EDGELOCK" status st-free
+collect
+check "text says free" grep -qx "st-free: free" "$OUT"
+expect_rc 0 "status --json of a free lock" "$EDGELOCK" status st-free --json
+collect
+check "json of a free lock" grep -qx '{"name":"st-free","state":"free","ttl_ms":null,"mode":null,"holders":\[\],"queue":\[\]}' "$OUT"
+
+# --- held by a running `run` (with user:password in --url, and -v) ----------------
+rm -f "$TMP/started" "$TMP/release"
+"$EDGELOCK" --url "$URL_USER" -v run --watchdog 6000 st-held -- sh -c 'echo x >"$1/started"; while [ ! -e "$1/release" ]; do sleep 0.02; done' sh "$TMP" >"$TMP/run.out" 2>"$TMP/run.err" &
+holder=$!
+wait_for "holder started" 5000 test -e "$TMP/started"
+expect_rc 0 "status of a held lock" "$EDGELOCK" status st-held
+collect
+check "text says held with a TTL" grep -Eq '^st-held: held, expires in [0-9]+\.[0-9]{3} s$' "$OUT"
+check "text lists one holder" grep -q "1 holder:" "$OUT"
+check "text shows the owner field and count 1" grep -Eq "^    $uuid_owner  count 1$" "$OUT"
+expect_rc 0 "status --json of a held lock" "$EDGELOCK" --url "$URL_USER" status --json st-held
+collect
+check "json: state held" grep -q '"state":"held"' "$OUT"
+check "json: one holder, count 1" grep -Eq "\"holders\":\[\{\"owner\":\"$uuid_owner\",\"count\":1\}\]" "$OUT"
+ttl=$(sed -n 's/.*"ttl_ms":\([0-9]*\).*/\1/p' "$OUT")
+check "json: ttl_ms within the watchdog lease (got '$ttl')" [ -n "$ttl" ] && [ "$ttl" -gt 0 ] && [ "$ttl" -le 6000 ]
+check "json is one line" [ "$(wc -l <"$OUT")" -eq 1 ]
+owner=$(grep -Eo "$uuid_owner" "$OUT")
+check "the owner is the one in Redis" [ "$(rcli hget st-held "$owner")" = 1 ]
+touch "$TMP/release"
+wait "$holder"
+check "holder exited 0" [ $? -eq 0 ]
+cat "$TMP/run.out" "$TMP/run.err" >>"$ALL_OUTPUT"
+check "-v said acquired and released" grep -q "acquired lock 'st-held'" "$TMP/run.err"
+
+# --- shapes written by others: re-entrant count, several holders, mode, queue, no TTL
+rcli hset st-multi mode read "11111111-2222-3333-4444-555555555555:7" 2 "aaaaaaaa-2222-3333-4444-555555555555:9" 1 >/dev/null
+rcli pexpire st-multi 20000 >/dev/null
+rcli rpush "redisson_lock_queue:{st-multi}" "bbbbbbbb-2222-3333-4444-555555555555:3" >/dev/null
+expect_rc 0 "status of a lock with two holders, a mode and a queue" "$EDGELOCK" status st-multi
+collect
+check "text: mode" grep -q "^st-multi: held (mode read), expires in" "$OUT"
+check "text: two holders" grep -q "2 holders:" "$OUT"
+check "text: re-entrant count 2" grep -q "11111111-2222-3333-4444-555555555555:7  count 2" "$OUT"
+check "text: queue" grep -q "1. bbbbbbbb-2222-3333-4444-555555555555:3" "$OUT"
+expect_rc 0 "status --json of the same" "$EDGELOCK" status st-multi --json
+collect
+check "json: mode, holders and queue" grep -Eq '"mode":"read","holders":\[\{"owner":"11111111-2222-3333-4444-555555555555:7","count":2\},\{"owner":"aaaaaaaa-2222-3333-4444-555555555555:9","count":1\}\],"queue":\["bbbbbbbb-2222-3333-4444-555555555555:3"\]' "$OUT"
+rcli hset 'st-"odd' 'x"y:1' 1 >/dev/null
+expect_rc 0 "status --json escapes quotes; a hash without TTL" "$EDGELOCK" status 'st-"odd' --json
+collect
+check "json: escaped name and owner, ttl null" grep -qx '{"name":"st-\\"odd","state":"held","ttl_ms":null,"mode":null,"holders":\[{"owner":"x\\"y:1","count":1}\],"queue":\[\]}' "$OUT"
+expect_rc 0 "text says no expiry" "$EDGELOCK" status 'st-"odd'
+check "... 'no expiry'" grep -q "held, no expiry" "$OUT"
+
+# --- unlock --force wakes a waiter at once; the holder learns it lost the lock --------
+rm -f "$TMP/started" "$TMP/got"
+"$EDGELOCK" run --watchdog 3000 st-force -- sh -c 'trap "echo TERM >\"$1/got\"; exit 0" TERM; echo x >"$1/started"; while :; do sleep 0.05; done' sh "$TMP" 2>"$TMP/holder.err" &
+holder=$!
+wait_for "holder started" 5000 test -e "$TMP/started"
+"$EDGELOCK" run --wait 10000 st-force -- sh -c 'date +%s%3N >"$1/waiter-ran"' sh "$TMP" &
+waiter=$!
+sleep 0.3
+t0=$(now_ms)
+expect_rc 0 "unlock --force of a held lock" "$EDGELOCK" unlock --force st-force
+collect
+check "... says it was force-unlocked" grep -q "st-force: force-unlocked" "$OUT"
+wait "$waiter"
+check "the waiter ran its CMD after the force unlock" [ $? -eq 0 ]
+woke=$(cat "$TMP/waiter-ran" 2>/dev/null || echo 0)
+# Woken by the unlock message, not by the 3000 ms lease running out.
+check "the waiter woke on the unlock message ($((woke - t0)) ms)" [ $((woke - t0)) -lt 2500 ]
+wait "$holder"
+rc=$?
+check "the forced-out holder exits 70 (got $rc)" [ "$rc" -eq 70 ]
+check "... after its CMD got SIGTERM" grep -qx TERM "$TMP/got"
+cat "$TMP/holder.err" >>"$ALL_OUTPUT"
+expect_rc 0 "unlock --force of a free lock" "$EDGELOCK" unlock --force st-force
+collect
+check "... says it was not held" grep -q "st-force: was not held" "$OUT"
+
+# --- credentials ----------------------------------------------------------------------
+expect_rc 69 "wrong password" "$EDGELOCK" --url "redis://:wrong-Pw-9@127.0.0.1:$REDIS_PORT" status st-free
+collect
+check "... not shown either" bash -c "! grep -q wrong-Pw-9 '$OUT' '$ERR'"
+expect_rc 69 "wrong password (run)" "$EDGELOCK" --url "redis://:wrong-Pw-9@127.0.0.1:$REDIS_PORT" run x -- true
+collect
+check "... not shown either" bash -c "! grep -q wrong-Pw-9 '$OUT' '$ERR'"
+expect_rc 69 "no password" "$EDGELOCK" --url "redis://127.0.0.1:$REDIS_PORT" status st-free
+collect
+EDGELOCK_LOG=3 "$EDGELOCK" run --watchdog 300 st-log -- sleep 0.3 >>"$ALL_OUTPUT" 2>&1
+check "run with EDGELOCK_LOG=3 exits 0" [ $? -eq 0 ]
+check "outputs were collected" [ -s "$ALL_OUTPUT" ]
+check "the password appears in no output" bash -c "! grep -q '$REDIS_PASSWORD' '$ALL_OUTPUT'"
+
+finish

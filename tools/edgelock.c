@@ -1,0 +1,1104 @@
+/*
+ * edgelock(1): the distributed lock for shell scripts and operators, modelled
+ * on flock(1).
+ *
+ *   edgelock [--url URL] run [--wait MS] [--lease MS | --watchdog MS] NAME -- CMD [ARG...]
+ *   edgelock [--url URL] status NAME [--json]
+ *   edgelock [--url URL] unlock --force NAME
+ *
+ * Lock operations go through the public C ABI only (edgelock.h, blocking calls
+ * on a client that owns its loop). `status` also needs the list of holders,
+ * which the ABI does not offer, so it reads the lock's keys with one read-only
+ * MULTI/EXEC over a plain hiredis connection.
+ *
+ * How `run` is put together
+ * -------------------------
+ * - Every signal `run` reacts to (INT, TERM, HUP, CHLD, USR1) is blocked in
+ *   every thread before the client (and its loop thread) exists; the main
+ *   thread alone takes them with sigwaitinfo(). No signal handler runs, so
+ *   there is nothing async-signal-unsafe to get wrong.
+ * - A helper "lock thread" makes the blocking calls: the reachability check,
+ *   edgelock_try_lock() and, when CMD is done, edgelock_unlock(). Blocking
+ *   holds belong to the calling thread, so lock and unlock come from it. It
+ *   reports to the main thread with pthread_kill(main, SIGUSR1).
+ * - The lock-lost callback runs on the library's loop thread: it sets an
+ *   atomic flag and wakes the main thread with SIGUSR1 too.
+ * - The main thread forks CMD, forwards INT/TERM/HUP to it, reaps it on
+ *   SIGCHLD, and sends it SIGTERM when the lock is lost.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <edgelock/edgelock.h>
+#include <hiredis/hiredis.h>
+
+/* Exit codes (sysexits.h values where one fits). CMD's own status passes through. */
+enum {
+    EXIT_USAGE = 64,        /* EX_USAGE: bad command line or URL */
+    EXIT_UNAVAILABLE = 69,  /* EX_UNAVAILABLE: Redis cannot be reached (or refused AUTH) */
+    EXIT_LOST = 70,         /* the lock was lost while CMD ran; CMD was sent SIGTERM */
+    EXIT_OSERR = 71,        /* EX_OSERR: cannot fork, start a thread, allocate */
+    EXIT_NOT_ACQUIRED = 75, /* EX_TEMPFAIL: not acquired within --wait */
+    EXIT_REMOTE = 76,       /* EX_PROTOCOL: Redis answered with an error (e.g. NAME is not a lock) */
+    EXIT_CANNOT_EXEC = 126,
+    EXIT_NOT_FOUND = 127
+};
+
+#define DEFAULT_URL "redis://127.0.0.1:6379"
+/* Connect and command timeouts: an unreachable Redis is reported within this. */
+#define REDIS_TIMEOUT_MS 3000u
+#define NAME_MAX_LEN 4096u /* the library's limit on lock names */
+
+static const char *prog = "edgelock";
+static int verbose = 0;
+
+static const char usage_text[] =
+    "usage: edgelock [--url URL] [-v] run [--wait MS] [--lease MS | --watchdog MS] NAME [--] CMD [ARG...]\n"
+    "       edgelock [--url URL] status NAME [--json]\n"
+    "       edgelock [--url URL] unlock --force NAME\n"
+    "       edgelock --help | --version\n";
+
+static const char help_text[] =
+    "\n"
+    "A Redisson-compatible distributed lock for scripts: `run` takes the lock\n"
+    "NAME (a reentrant RLock, visible to Java services using Redisson), runs CMD\n"
+    "while holding it, releases it and exits with CMD's status.\n"
+    "\n"
+    "Global options:\n"
+    "  --url URL       redis://[user:password@]host[:port][/db]. Default: the\n"
+    "                  EDGELOCK_URL environment variable, else redis://127.0.0.1:6379.\n"
+    "                  Credentials are never printed.\n"
+    "  -v, --verbose   say on stderr when the lock is waited for, taken, released\n"
+    "  -h, --help      this text\n"
+    "  --version       the edgelock version\n"
+    "\n"
+    "run options:\n"
+    "  --wait MS       give up after MS milliseconds (exit 75). 0: a single try.\n"
+    "                  Without --wait: wait as long as it takes. Waiting is woken by\n"
+    "                  the holder's unlock message or the expiry of its lease, never\n"
+    "                  by polling.\n"
+    "  --lease MS      fixed lease: the lock expires MS ms after it was taken. If CMD\n"
+    "                  is still running then, the lock is lost (see exit 70).\n"
+    "  --watchdog MS   watchdog lease (default 30000, at least 30): the lock is kept\n"
+    "                  for MS ms and renewed every MS/3 while CMD runs, so it is\n"
+    "                  freed at most MS ms after this process dies.\n"
+    "  NAME            the lock's name (the Redis key of its hash)\n"
+    "  --              ends the options; CMD and its arguments follow\n"
+    "\n"
+    "  SIGINT, SIGTERM and SIGHUP sent to `edgelock run` are forwarded to CMD (a\n"
+    "  signal the terminal already sent to the whole foreground group is not sent\n"
+    "  twice); the lock is released when CMD ends. While still waiting, they make\n"
+    "  edgelock give up and exit 128+N. If edgelock itself is killed, CMD gets\n"
+    "  SIGTERM (Linux) and the lock expires after its lease.\n"
+    "\n"
+    "status: prints whether NAME is free or held, each holder (owner field\n"
+    "  \"<client id>:<thread id>\" and hold count), the remaining TTL, and the mode\n"
+    "  and queue when a later lock kind uses NAME. --json prints one JSON object:\n"
+    "  {\"name\", \"state\": \"free\"|\"held\", \"ttl_ms\": ms or null (free, or no\n"
+    "  expiry), \"mode\": string or null, \"holders\": [{\"owner\", \"count\"}], \"queue\": [owner]}\n"
+    "  Exit 0 whether the lock is free or held.\n"
+    "\n"
+    "unlock --force: deletes NAME whoever holds it and publishes the unlock message\n"
+    "  so waiters wake at once (Redisson's forceUnlock). Refuses a key that is not a lock.\n"
+    "\n"
+    "Exit codes:\n"
+    "  N      run: CMD's own exit status; 128+N when CMD was killed by signal N\n"
+    "  0      status / unlock: success\n"
+    "  64     bad usage (unknown option, bad number, bad URL, missing NAME or CMD)\n"
+    "  69     Redis cannot be reached or refused the credentials (reported within\n"
+    "         about 3 s, never a hang)\n"
+    "  70     run: the lock was lost while CMD ran (renewal failed, key deleted, Redis\n"
+    "         gone for a whole lease, fixed --lease ran out): CMD was sent SIGTERM\n"
+    "  71     operating-system error (cannot fork, start a thread, allocate)\n"
+    "  75     run: the lock was not acquired within --wait\n"
+    "  76     Redis answered with an error, e.g. NAME holds a value that is not a lock\n"
+    "  126    run: CMD is not executable (the lock is not taken)\n"
+    "  127    run: CMD not found (the lock is not taken)\n"
+    "  128+N  run: interrupted by signal N while waiting for the lock\n"
+    "\n"
+    "Examples:\n"
+    "  edgelock run --wait 0 firmware-update -- ./flash.sh image.bin\n"
+    "  EDGELOCK_URL=redis://:secret@10.0.0.5:6379/2 edgelock status firmware-update --json\n";
+
+static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void msg(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", prog, buf);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n%sTry 'edgelock --help' for more information.\n", prog, buf, usage_text);
+    return EXIT_USAGE;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Strict decimal in [min, max]; no sign, no spaces, no suffix. */
+static int parse_ms(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    int64_t v = 0;
+    if (!s || !*s)
+        return 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        v = v * 10 + (*p - '0');
+        if (v > max)
+            return 0;
+    }
+    if (v < min)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* ------------------------------------------------------------------ URL -- */
+
+/* The parts of redis://[user:password@]host[:port][/db], split the way the
+ * library splits them (the last '@' before the path ends the credentials). */
+struct redis_url {
+    char host[256];
+    char user[128];
+    char password[256];
+    int port;
+    unsigned db;
+};
+
+static int copy_part(char *dst, size_t cap, const char *b, const char *e)
+{
+    size_t n = (size_t)(e - b);
+    if (n >= cap)
+        return 0;
+    memcpy(dst, b, n);
+    dst[n] = 0;
+    return 1;
+}
+
+static int parse_url(const char *url, struct redis_url *u)
+{
+    static const char scheme[] = "redis://";
+    memset(u, 0, sizeof(*u));
+    if (strncmp(url, scheme, sizeof(scheme) - 1) != 0)
+        return 0;
+    const char *p = url + sizeof(scheme) - 1;
+    const char *end = p + strlen(p);
+    const char *slash = strchr(p, '/');
+    const char *host_end = slash ? slash : end;
+    const char *at = NULL;
+    for (const char *q = host_end; q > p; q--) {
+        if (q[-1] == '@') {
+            at = q - 1;
+            break;
+        }
+    }
+    if (at) {
+        const char *colon = memchr(p, ':', (size_t)(at - p));
+        if (colon) {
+            if (!copy_part(u->user, sizeof(u->user), p, colon))
+                return 0;
+            if (!copy_part(u->password, sizeof(u->password), colon + 1, at))
+                return 0;
+        } else if (!copy_part(u->password, sizeof(u->password), p, at)) {
+            return 0;
+        }
+        p = at + 1;
+    }
+    const char *hb = p, *he, *port_sep = NULL;
+    if (p < host_end && *p == '[') {
+        const char *close = memchr(p, ']', (size_t)(host_end - p));
+        if (!close)
+            return 0;
+        hb = p + 1;
+        he = close;
+        if (close + 1 < host_end) {
+            if (close[1] != ':')
+                return 0;
+            port_sep = close + 1;
+        }
+    } else {
+        port_sep = memchr(p, ':', (size_t)(host_end - p));
+        he = port_sep ? port_sep : host_end;
+    }
+    if (hb == he || !copy_part(u->host, sizeof(u->host), hb, he))
+        return 0;
+    u->port = 6379;
+    if (port_sep) {
+        char tmp[8];
+        int64_t v;
+        if (!copy_part(tmp, sizeof(tmp), port_sep + 1, host_end) || !parse_ms(tmp, 1, 65535, &v))
+            return 0;
+        u->port = (int)v;
+    }
+    if (slash && slash + 1 < end) {
+        int64_t v;
+        if (!parse_ms(slash + 1, 0, 1000000, &v))
+            return 0;
+        u->db = (unsigned)v;
+    }
+    return 1;
+}
+
+/* The URL as it may be shown: credentials replaced by "***". Only called on a
+ * URL parse_url() accepted, so the '@' found here is the one it used. */
+static void redact_url(const char *url, char *out, size_t cap)
+{
+    const char *p = url + strlen("redis://");
+    const char *slash = strchr(p, '/');
+    const char *host_end = slash ? slash : p + strlen(p);
+    const char *at = NULL;
+    for (const char *q = host_end; q > p; q--) {
+        if (q[-1] == '@') {
+            at = q - 1;
+            break;
+        }
+    }
+    if (at)
+        snprintf(out, cap, "redis://***@%s", at + 1);
+    else
+        snprintf(out, cap, "%s", url);
+}
+
+/* ------------------------------------------------------- common set-up -- */
+
+struct options {
+    const char *url;
+    char shown_url[512]; /* redacted */
+    struct redis_url parts;
+};
+
+/* 1 when the lock thread, a library call or a status read says Redis is gone. */
+static int is_unreachable(edgelock_status st)
+{
+    return st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT;
+}
+
+/* The exit code for a failed library call, with its message on stderr. */
+static int report_failure(const struct options *o, const char *what, const char *name, edgelock_status st)
+{
+    if (is_unreachable(st)) {
+        msg("cannot reach Redis at %s (%s while %s '%s')", o->shown_url, edgelock_status_str(st), what, name);
+        return EXIT_UNAVAILABLE;
+    }
+    if (st == EDGELOCK_ERR_REDIS || st == EDGELOCK_ERR_PROTOCOL) {
+        msg("Redis refused %s '%s': %s (is '%s' a key of another type? EDGELOCK_LOG=1 shows "
+            "Redis's answer)",
+            what, name, edgelock_status_str(st), name);
+        return EXIT_REMOTE;
+    }
+    msg("%s '%s' failed: %s", what, name, edgelock_status_str(st));
+    return EXIT_OSERR;
+}
+
+static int make_client(const struct options *o, const char *name, edgelock_lock_lost_fn lost, void *lost_user,
+                       uint32_t watchdog_ms, edgelock_client **client, edgelock_lock *lock)
+{
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.url = o->url;
+    cfg.connect_timeout_ms = REDIS_TIMEOUT_MS;
+    cfg.command_timeout_ms = REDIS_TIMEOUT_MS;
+    cfg.max_locks = 1;
+    cfg.max_holds = 1;
+    cfg.max_waiters = 1;
+    cfg.max_subscriptions = 1;
+    cfg.max_commands = 16;
+    size_t len = strlen(name);
+    cfg.max_name_len = len > cfg.max_name_len ? (uint32_t)len : cfg.max_name_len;
+    if (watchdog_ms)
+        cfg.watchdog_lease_ms = watchdog_ms;
+    cfg.on_lock_lost = lost;
+    cfg.on_lock_lost_user = lost_user;
+    edgelock_status st = edgelock_client_create(&cfg, NULL, client);
+    if (st == EDGELOCK_ERR_INVALID_ARG)
+        return usage_error("invalid configuration (URL or option)");
+    if (st != EDGELOCK_OK) {
+        msg("cannot create the client: %s", edgelock_status_str(st));
+        return EXIT_OSERR;
+    }
+    st = edgelock_lock_new(*client, name, len, lock);
+    if (st != EDGELOCK_OK) {
+        edgelock_client_destroy(*client);
+        *client = NULL;
+        if (st == EDGELOCK_ERR_INVALID_ARG)
+            return usage_error("invalid lock name");
+        msg("cannot create the lock handle: %s", edgelock_status_str(st));
+        return EXIT_OSERR;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ run -- */
+
+/* Shared by the main thread, the lock thread and the loop thread's callback. */
+struct run_state {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t main_thread;
+    edgelock_client *client;
+    edgelock_lock lock;
+    const char *name;
+    int64_t wait_ms, lease_ms;
+
+    /* lock thread -> main, under mu */
+    int acquire_done;
+    edgelock_status check_st; /* reachability check */
+    edgelock_status acquire_st;
+    edgelock_status release_st;
+    /* main -> lock thread, under mu */
+    int release_requested;
+
+    atomic_int lost; /* set by the lock-lost callback (loop thread) */
+};
+
+static void on_lock_lost(edgelock_client *client, edgelock_lock lock, uint64_t owner, void *user)
+{
+    (void)client;
+    (void)lock;
+    (void)owner;
+    struct run_state *s = user;
+    atomic_store(&s->lost, 1);
+    pthread_kill(s->main_thread, SIGUSR1); /* the main thread takes it in sigwaitinfo() */
+}
+
+static void *lock_thread(void *arg)
+{
+    struct run_state *s = arg;
+    int locked = 0;
+    /* A cheap reachability check first: a lock call waiting forever would
+     * otherwise also wait forever for an unreachable Redis. */
+    edgelock_status check = edgelock_is_locked(s->client, s->lock, &locked);
+    edgelock_status st = check;
+    if (check == EDGELOCK_OK) {
+        if (locked && verbose) {
+            if (s->wait_ms == EDGELOCK_WAIT_FOREVER)
+                msg("lock '%s' is held elsewhere; waiting for it", s->name);
+            else
+                msg("lock '%s' is held elsewhere; waiting up to %" PRId64 " ms", s->name, s->wait_ms);
+        }
+        st = edgelock_try_lock(s->client, s->lock, s->wait_ms, s->lease_ms);
+    }
+
+    pthread_mutex_lock(&s->mu);
+    s->check_st = check;
+    s->acquire_st = st;
+    s->acquire_done = 1;
+    pthread_kill(s->main_thread, SIGUSR1);
+    if (st == EDGELOCK_OK)
+        while (!s->release_requested)
+            pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    if (st != EDGELOCK_OK)
+        return NULL;
+
+    edgelock_status rst = edgelock_unlock(s->client, s->lock, NULL);
+    pthread_mutex_lock(&s->mu);
+    s->release_st = rst;
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* File descriptors open when edgelock started: CMD inherits these and only
+ * these (the library's sockets are closed in the child). */
+#define TRACKED_FDS 1024
+static unsigned char inherited_fd[TRACKED_FDS];
+
+static void note_inherited_fds(void)
+{
+    for (int fd = 0; fd < TRACKED_FDS; fd++)
+        inherited_fd[fd] = fcntl(fd, F_GETFD) != -1;
+}
+
+/* PATH search done before the lock is taken (and before fork, where only
+ * async-signal-safe calls are allowed). 0, or EXIT_NOT_FOUND / EXIT_CANNOT_EXEC. */
+static int resolve_cmd(const char *cmd, char *out, size_t cap)
+{
+    struct stat sb;
+    if (!*cmd)
+        return EXIT_NOT_FOUND;
+    if (strchr(cmd, '/')) {
+        if ((size_t)snprintf(out, cap, "%s", cmd) >= cap)
+            return EXIT_NOT_FOUND;
+        if (stat(out, &sb) != 0)
+            return EXIT_NOT_FOUND;
+        return S_ISREG(sb.st_mode) && access(out, X_OK) == 0 ? 0 : EXIT_CANNOT_EXEC;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    int result = EXIT_NOT_FOUND;
+    for (const char *p = path;;) {
+        const char *colon = strchr(p, ':');
+        size_t dlen = colon ? (size_t)(colon - p) : strlen(p);
+        int n = dlen ? snprintf(out, cap, "%.*s/%s", (int)dlen, p, cmd) : snprintf(out, cap, "./%s", cmd);
+        if (n > 0 && (size_t)n < cap && stat(out, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            if (access(out, X_OK) == 0)
+                return 0;
+            result = EXIT_CANNOT_EXEC;
+        }
+        if (!colon)
+            break;
+        p = colon + 1;
+    }
+    return result;
+}
+
+/* In the child, between fork and exec: async-signal-safe calls only. */
+static void exec_child(const char *path, char **argv, const sigset_t *orig_mask, pid_t parent,
+                       int restore_sigchld_ignore)
+{
+#ifdef __linux__
+    /* If edgelock dies (even by SIGKILL), CMD must not run on unprotected. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+        _exit(128 + SIGTERM); /* it died before prctl() */
+#else
+    (void)parent;
+#endif
+    if (restore_sigchld_ignore)
+        signal(SIGCHLD, SIG_IGN);
+    sigprocmask(SIG_SETMASK, orig_mask, NULL);
+    for (int fd = 3; fd < TRACKED_FDS; fd++)
+        if (!inherited_fd[fd])
+            close(fd);
+    execv(path, argv);
+    int err = errno;
+    static const char m1[] = "edgelock: cannot execute ";
+    static const char m2[] = "\n";
+    ssize_t w = write(2, m1, sizeof(m1) - 1);
+    w = write(2, path, strlen(path));
+    w = write(2, m2, 1);
+    (void)w;
+    _exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+static const char *signame(int sig)
+{
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "signal";
+    }
+}
+
+struct run_args {
+    int64_t wait_ms;  /* EDGELOCK_WAIT_FOREVER or >= 0 */
+    int64_t lease_ms; /* EDGELOCK_LEASE_WATCHDOG or > 0 */
+    uint32_t watchdog_ms;
+    const char *name;
+    char **cmd;
+};
+
+/* Ends the lock thread: asks it to release (when it holds the lock) and joins it. */
+static void finish_lock_thread(struct run_state *s, pthread_t th)
+{
+    pthread_mutex_lock(&s->mu);
+    s->release_requested = 1;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(th, NULL);
+}
+
+static int cmd_run(const struct options *o, const struct run_args *a)
+{
+    char path[PATH_MAX];
+    int rc = resolve_cmd(a->cmd[0], path, sizeof(path));
+    if (rc) {
+        msg("%s: %s", a->cmd[0], rc == EXIT_NOT_FOUND ? "command not found" : "permission denied");
+        return rc;
+    }
+
+    /* SIGCHLD must not be ignored (children would be reaped by the kernel). */
+    struct sigaction old_chld;
+    sigaction(SIGCHLD, NULL, &old_chld);
+    int sigchld_was_ignored = old_chld.sa_handler == SIG_IGN;
+    signal(SIGCHLD, SIG_DFL);
+
+    sigset_t handled, orig_mask;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGINT);
+    sigaddset(&handled, SIGTERM);
+    sigaddset(&handled, SIGHUP);
+    sigaddset(&handled, SIGCHLD);
+    sigaddset(&handled, SIGUSR1);
+    /* Before any thread exists, so the loop and lock threads inherit the mask. */
+    pthread_sigmask(SIG_BLOCK, &handled, &orig_mask);
+    note_inherited_fds();
+
+    static struct run_state s; /* static: the loop thread's callback points at it */
+    memset(&s, 0, sizeof(s));
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cv, NULL);
+    s.main_thread = pthread_self();
+    s.name = a->name;
+    s.wait_ms = a->wait_ms;
+    s.lease_ms = a->lease_ms;
+    atomic_init(&s.lost, 0);
+
+    rc = make_client(o, a->name, on_lock_lost, &s, a->watchdog_ms, &s.client, &s.lock);
+    if (rc)
+        return rc;
+
+    pthread_t th;
+    if (pthread_create(&th, NULL, lock_thread, &s) != 0) {
+        msg("cannot start a thread");
+        edgelock_client_destroy(s.client);
+        return EXIT_OSERR;
+    }
+
+    /* Phase 1: waiting for the lock. */
+    uint64_t wait_start = now_ms();
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(&handled, &si);
+        if (sig < 0)
+            continue; /* EINTR */
+        pthread_mutex_lock(&s.mu);
+        int done = s.acquire_done;
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+            pthread_mutex_unlock(&s.mu);
+            if (done && s.acquire_st == EDGELOCK_OK) { /* got it just now: give it back */
+                finish_lock_thread(&s, th);
+                edgelock_client_destroy(s.client);
+                msg("%s received; lock '%s' released without running the command", signame(sig), a->name);
+                return 128 + sig;
+            }
+            /* The API cannot cancel a blocking lock call, and the client must not
+             * be destroyed under a thread that may still enter it: leave at once.
+             * Nothing is held (an acquire whose reply is still on its way would
+             * expire with its lease). */
+            msg("%s received while waiting for lock '%s'; gave up", signame(sig), a->name);
+            _exit(128 + sig);
+        }
+        pthread_mutex_unlock(&s.mu);
+        if (done)
+            break;
+    }
+
+    if (s.acquire_st != EDGELOCK_OK) {
+        edgelock_status st = s.acquire_st;
+        pthread_join(th, NULL);
+        edgelock_client_destroy(s.client);
+        if (st == EDGELOCK_ERR_WAIT_TIMEOUT) {
+            msg("lock '%s' not acquired within %" PRId64 " ms", a->name, a->wait_ms);
+            return EXIT_NOT_ACQUIRED;
+        }
+        return report_failure(o, s.check_st != EDGELOCK_OK ? "checking" : "acquiring", a->name, st);
+    }
+    uint64_t acquired_at = now_ms();
+    if (verbose) {
+        if (a->lease_ms == EDGELOCK_LEASE_WATCHDOG)
+            msg("acquired lock '%s' after %" PRIu64 " ms (watchdog lease %u ms, renewed every %u ms)",
+                a->name, acquired_at - wait_start, a->watchdog_ms, a->watchdog_ms / 3);
+        else
+            msg("acquired lock '%s' after %" PRIu64 " ms (fixed lease %" PRId64 " ms)", a->name,
+                acquired_at - wait_start, a->lease_ms);
+    }
+
+    /* Phase 2: CMD runs while we hold the lock. */
+    pid_t parent = getpid();
+    pid_t child = fork();
+    if (child < 0) {
+        int err = errno;
+        finish_lock_thread(&s, th);
+        edgelock_client_destroy(s.client);
+        msg("cannot fork: %s", strerror(err));
+        return EXIT_OSERR;
+    }
+    if (child == 0)
+        exec_child(path, a->cmd, &orig_mask, parent, sigchld_was_ignored);
+
+    int lost_reported = 0;
+    int status = 0;
+    uint64_t lease_end = a->lease_ms > 0 ? acquired_at + (uint64_t)a->lease_ms : 0;
+    for (;;) {
+        siginfo_t si;
+        int sig;
+        /* Checked on every turn, not only on SIGUSR1: the lost callback's
+         * SIGUSR1 may have merged with the lock thread's, taken in phase 1. */
+        if (atomic_load(&s.lost) && !lost_reported) {
+            lost_reported = 1;
+            msg("lock '%s' was lost while the command was running (renewal failed: key "
+                "deleted or expired, or Redis gone for a whole lease); sending SIGTERM to "
+                "the command (pid %ld)",
+                a->name, (long)child);
+            kill(child, SIGTERM);
+        }
+        if (lease_end && !lost_reported) {
+            uint64_t now = now_ms();
+            uint64_t left = lease_end > now ? lease_end - now : 0;
+            struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
+            sig = sigtimedwait(&handled, &si, &ts);
+            if (sig < 0 && errno == EAGAIN) {
+                lost_reported = 1;
+                msg("fixed lease of %" PRId64 " ms on lock '%s' ran out while the command was "
+                    "running; sending SIGTERM to the command (pid %ld)",
+                    a->lease_ms, a->name, (long)child);
+                kill(child, SIGTERM);
+                continue;
+            }
+        } else {
+            sig = sigwaitinfo(&handled, &si);
+        }
+        if (sig < 0)
+            continue;
+        if (sig == SIGCHLD) {
+            pid_t r = waitpid(child, &status, WNOHANG);
+            if (r == child)
+                break;
+        } else if (sig == SIGUSR1) {
+            /* a wake-up: the lost flag is checked at the top of the loop */
+        } else {
+            /* The terminal sends its signals to the whole foreground process
+             * group, CMD included (SI_KERNEL): forwarding would double them. */
+            if (si.si_code != SI_KERNEL) {
+                kill(child, sig);
+                if (verbose)
+                    msg("forwarded %s to the command (pid %ld)", signame(sig), (long)child);
+            }
+        }
+    }
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+
+    /* Release (the lock thread owns the hold). */
+    finish_lock_thread(&s, th);
+    edgelock_status rst = s.release_st;
+    if (rst == EDGELOCK_OK) {
+        if (verbose)
+            msg("released lock '%s' after %" PRIu64 " ms", a->name, now_ms() - acquired_at);
+    } else if (rst == EDGELOCK_ERR_LOST || rst == EDGELOCK_ERR_NOT_OWNER) {
+        if (!lost_reported)
+            msg("lock '%s' was lost before the command finished (%s)", a->name, edgelock_status_str(rst));
+        lost_reported = 1;
+    } else {
+        msg("could not release lock '%s': %s; it expires on its own within its lease", a->name,
+            edgelock_status_str(rst));
+    }
+    edgelock_client_destroy(s.client);
+    pthread_mutex_destroy(&s.mu);
+    pthread_cond_destroy(&s.cv);
+    return lost_reported ? EXIT_LOST : code;
+}
+
+/* --------------------------------------------------------------- status -- */
+
+static void json_string(FILE *f, const char *s, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20 || ch == 0x7f)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* Printable text for a person: control bytes escaped. */
+static void text_string(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch == 0x7f)
+            fprintf(f, "\\x%02x", ch);
+        else
+            fputc(ch, f);
+    }
+}
+
+/* Redisson's prefix_name(p, n): "p:{n}", or "p:n" when n holds '{'. */
+static void prefix_name(char *out, size_t cap, const char *prefix, const char *name)
+{
+    if (strchr(name, '{'))
+        snprintf(out, cap, "%s:%s", prefix, name);
+    else
+        snprintf(out, cap, "%s:{%s}", prefix, name);
+}
+
+/* One setup step: the command's reply must not be an error. 0 or an exit code. */
+static int setup_step(redisContext *rc, const struct options *o, const char *what, redisReply *r)
+{
+    int code = 0;
+    if (!r) {
+        msg("Redis at %s: %s failed: %s", o->shown_url, what, rc->errstr);
+        code = EXIT_UNAVAILABLE;
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        /* Redis's error texts never contain the password. A refused AUTH, a
+         * NOAUTH (the URL has no credentials) or a bad db: cannot get in, as
+         * for the library's own connection setup. */
+        msg("Redis at %s refused %s: %s", o->shown_url, what, r->str);
+        code = EXIT_UNAVAILABLE;
+    }
+    if (r)
+        freeReplyObject(r);
+    return code;
+}
+
+static int connect_raw(const struct options *o, redisContext **out)
+{
+    const struct redis_url *u = &o->parts;
+    struct timeval tv = {REDIS_TIMEOUT_MS / 1000, (REDIS_TIMEOUT_MS % 1000) * 1000};
+    redisContext *rc = redisConnectWithTimeout(u->host, u->port, tv);
+    if (!rc || rc->err) {
+        msg("cannot reach Redis at %s: %s", o->shown_url, rc ? rc->errstr : "out of memory");
+        if (rc)
+            redisFree(rc);
+        return EXIT_UNAVAILABLE;
+    }
+    redisSetTimeout(rc, tv);
+    int code = 0;
+    if (u->password[0])
+        code = setup_step(rc, o, "the credentials",
+                          u->user[0] ? redisCommand(rc, "AUTH %s %s", u->user, u->password)
+                                     : redisCommand(rc, "AUTH %s", u->password));
+    if (!code)
+        code = setup_step(rc, o, "PING", redisCommand(rc, "PING"));
+    if (!code && u->db)
+        code = setup_step(rc, o, "SELECT", redisCommand(rc, "SELECT %u", u->db));
+    if (code) {
+        redisFree(rc);
+        return code;
+    }
+    *out = rc;
+    return 0;
+}
+
+static int64_t reply_int(const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_INTEGER)
+        return (int64_t)r->integer;
+    if (r->type == REDIS_REPLY_STRING)
+        return strtoll(r->str, NULL, 10);
+    return 0;
+}
+
+static int cmd_status(const struct options *o, const char *name, int json)
+{
+    redisContext *rc;
+    int code = connect_raw(o, &rc);
+    if (code)
+        return code;
+
+    size_t qcap = strlen(name) + 64;
+    char *queue = malloc(qcap);
+    if (!queue) {
+        redisFree(rc);
+        return EXIT_OSERR;
+    }
+    prefix_name(queue, qcap, "redisson_lock_queue", name);
+
+    /* One snapshot: the hash, its TTL and (for a fair lock) the queue. */
+    redisAppendCommand(rc, "MULTI");
+    redisAppendCommand(rc, "TYPE %s", name);
+    redisAppendCommand(rc, "HGETALL %s", name);
+    redisAppendCommand(rc, "PTTL %s", name);
+    redisAppendCommand(rc, "LRANGE %s 0 -1", queue);
+    redisAppendCommand(rc, "EXEC");
+    free(queue);
+    redisReply *exec = NULL;
+    for (int i = 0; i < 6; i++) {
+        void *r = NULL;
+        if (redisGetReply(rc, &r) != REDIS_OK) {
+            msg("cannot read lock '%s' from Redis at %s: %s", name, o->shown_url, rc->errstr);
+            if (exec)
+                freeReplyObject(exec);
+            redisFree(rc);
+            return EXIT_UNAVAILABLE;
+        }
+        if (i == 5)
+            exec = r;
+        else
+            freeReplyObject(r);
+    }
+    redisFree(rc);
+    if (!exec || exec->type != REDIS_REPLY_ARRAY || exec->elements != 4) {
+        msg("unexpected answer from Redis at %s: %s", o->shown_url,
+            exec && exec->type == REDIS_REPLY_ERROR ? exec->str : "not a 4-element array");
+        if (exec)
+            freeReplyObject(exec);
+        return EXIT_REMOTE;
+    }
+    const redisReply *type = exec->element[0], *hash = exec->element[1], *pttl = exec->element[2],
+                     *q = exec->element[3];
+    const char *type_s = type->type == REDIS_REPLY_STATUS ? type->str : "?";
+    int held = strcmp(type_s, "hash") == 0;
+    if (!held && strcmp(type_s, "none") != 0) {
+        msg("'%s' is a Redis %s, not a lock", name, type_s);
+        freeReplyObject(exec);
+        return EXIT_REMOTE;
+    }
+    int64_t ttl = reply_int(pttl);
+    const char *mode = NULL;
+    size_t mode_len = 0;
+    if (held && hash->type == REDIS_REPLY_ARRAY) {
+        for (size_t i = 0; i + 1 < hash->elements; i += 2)
+            if (strcmp(hash->element[i]->str, "mode") == 0) {
+                mode = hash->element[i + 1]->str;
+                mode_len = hash->element[i + 1]->len;
+            }
+    }
+    size_t nq = q->type == REDIS_REPLY_ARRAY ? q->elements : 0;
+    size_t nholders = held && hash->type == REDIS_REPLY_ARRAY ? hash->elements / 2 - (mode ? 1 : 0) : 0;
+
+    if (json) {
+        printf("{\"name\":");
+        json_string(stdout, name, strlen(name));
+        printf(",\"state\":\"%s\",\"ttl_ms\":", held ? "held" : "free");
+        if (held && ttl >= 0)
+            printf("%" PRId64, ttl);
+        else
+            printf("null");
+        printf(",\"mode\":");
+        if (mode)
+            json_string(stdout, mode, mode_len);
+        else
+            printf("null");
+        printf(",\"holders\":[");
+        int first = 1;
+        for (size_t i = 0; held && i + 1 < hash->elements; i += 2) {
+            const redisReply *f = hash->element[i];
+            if (mode && strcmp(f->str, "mode") == 0)
+                continue;
+            printf("%s{\"owner\":", first ? "" : ",");
+            json_string(stdout, f->str, f->len);
+            printf(",\"count\":%" PRId64 "}", reply_int(hash->element[i + 1]));
+            first = 0;
+        }
+        printf("],\"queue\":[");
+        for (size_t i = 0; i < nq; i++) {
+            if (i)
+                putchar(',');
+            json_string(stdout, q->element[i]->str, q->element[i]->len);
+        }
+        printf("]}\n");
+    } else {
+        text_string(stdout, name, strlen(name));
+        if (!held) {
+            printf(": free\n");
+        } else {
+            printf(": held");
+            if (mode) {
+                printf(" (mode ");
+                text_string(stdout, mode, mode_len);
+                printf(")");
+            }
+            if (ttl >= 0)
+                printf(", expires in %" PRId64 ".%03" PRId64 " s\n", ttl / 1000, ttl % 1000);
+            else
+                printf(", no expiry\n");
+            printf("  %zu holder%s:\n", nholders, nholders == 1 ? "" : "s");
+            for (size_t i = 0; i + 1 < hash->elements; i += 2) {
+                const redisReply *f = hash->element[i];
+                if (mode && strcmp(f->str, "mode") == 0)
+                    continue;
+                printf("    ");
+                text_string(stdout, f->str, f->len);
+                printf("  count %" PRId64 "\n", reply_int(hash->element[i + 1]));
+            }
+        }
+        if (nq) {
+            printf("  %zu queued:\n", nq);
+            for (size_t i = 0; i < nq; i++) {
+                printf("    %zu. ", i + 1);
+                text_string(stdout, q->element[i]->str, q->element[i]->len);
+                putchar('\n');
+            }
+        }
+    }
+    freeReplyObject(exec);
+    return fflush(stdout) == 0 ? 0 : EXIT_OSERR;
+}
+
+/* --------------------------------------------------------------- unlock -- */
+
+static int cmd_unlock(const struct options *o, const char *name)
+{
+    edgelock_client *c;
+    edgelock_lock lk;
+    int rc = make_client(o, name, NULL, NULL, 0, &c, &lk);
+    if (rc)
+        return rc;
+    /* Force unlock deletes the key whatever it holds. The hold-count read (HGET)
+     * fails with WRONGTYPE on a key that is not a hash: refuse those. */
+    int64_t count = 0;
+    edgelock_status st = edgelock_hold_count(c, lk, &count);
+    if (st == EDGELOCK_ERR_REDIS) {
+        edgelock_client_destroy(c);
+        msg("'%s' holds a Redis value that is not a lock; not deleted", name);
+        return EXIT_REMOTE;
+    }
+    int deleted = 0;
+    if (st == EDGELOCK_OK)
+        st = edgelock_force_unlock(c, lk, &deleted);
+    edgelock_client_destroy(c);
+    if (st != EDGELOCK_OK)
+        return report_failure(o, "force-unlocking", name, st);
+    printf("%s: %s\n", name, deleted ? "force-unlocked (waiters notified)" : "was not held");
+    return 0;
+}
+
+/* ----------------------------------------------------------------- main -- */
+
+/* "--opt VALUE" or "--opt=VALUE": returns the value and advances *i, or NULL. */
+static const char *opt_value(int argc, char **argv, int *i, const char *opt, int *err)
+{
+    size_t n = strlen(opt);
+    const char *a = argv[*i];
+    if (strncmp(a, opt, n) != 0)
+        return NULL;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (a[n] != 0)
+        return NULL;
+    if (*i + 1 >= argc) {
+        *err = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    memset(&o, 0, sizeof(o));
+    const char *env = getenv("EDGELOCK_URL");
+    o.url = env && *env ? env : DEFAULT_URL;
+
+    int i = 1, err = 0;
+    const char *v;
+    const char *sub = NULL;
+    int json = 0, force = 0;
+    struct run_args ra;
+    memset(&ra, 0, sizeof(ra));
+    ra.wait_ms = EDGELOCK_WAIT_FOREVER;
+    ra.lease_ms = EDGELOCK_LEASE_WATCHDOG;
+    int watchdog_given = 0, lease_given = 0;
+
+    /* Options may come before or after the subcommand, up to NAME. */
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 || (!sub && strcmp(a, "help") == 0)) {
+            fputs(usage_text, stdout);
+            fputs(help_text, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("edgelock %d.%d.%d\n", EDGELOCK_VERSION_MAJOR, EDGELOCK_VERSION_MINOR,
+                   EDGELOCK_VERSION_PATCH);
+            return 0;
+        }
+        if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            verbose = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--url", &err)) != NULL) {
+            o.url = v;
+        } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--wait", &err))) {
+            if (!parse_ms(v, 0, EDGELOCK_MAX_TIME_MS, &ra.wait_ms))
+                return usage_error("--wait: '%s' is not a number of milliseconds", v);
+        } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--lease", &err))) {
+            if (!parse_ms(v, 1, EDGELOCK_MAX_TIME_MS, &ra.lease_ms))
+                return usage_error("--lease: '%s' is not a number of milliseconds > 0", v);
+            lease_given = 1;
+        } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--watchdog", &err))) {
+            int64_t w;
+            if (!parse_ms(v, 30, UINT32_MAX, &w))
+                return usage_error("--watchdog: '%s' is not a number of milliseconds >= 30", v);
+            ra.watchdog_ms = (uint32_t)w;
+            watchdog_given = 1;
+        } else if (sub && strcmp(sub, "status") == 0 && strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (sub && strcmp(sub, "unlock") == 0 && strcmp(a, "--force") == 0) {
+            force = 1;
+        } else if (err) {
+            return usage_error("%s needs a value", a);
+        } else if (a[0] == '-' && a[1] != 0) {
+            return usage_error("unknown option '%s'%s", a, sub ? "" : " (before the subcommand)");
+        } else if (!sub) {
+            sub = a;
+            if (strcmp(sub, "run") != 0 && strcmp(sub, "status") != 0 && strcmp(sub, "unlock") != 0)
+                return usage_error("unknown command '%s'", sub);
+        } else if (!ra.name) {
+            ra.name = a;
+            if (strcmp(sub, "run") == 0) {
+                i++;
+                if (i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0)
+                    return usage_error("run: options go before NAME ('%s' after it)", argv[i]);
+                break; /* the rest is [--] CMD [ARG...] */
+            }
+        } else {
+            return usage_error("unexpected argument '%s'", a);
+        }
+        if (err)
+            return usage_error("%s needs a value", a);
+    }
+    if (!sub)
+        return usage_error("no command given");
+    if (!ra.name)
+        return usage_error("%s: no lock NAME given", sub);
+    if (!*ra.name)
+        return usage_error("the lock NAME is empty");
+    if (strlen(ra.name) > NAME_MAX_LEN)
+        return usage_error("the lock NAME is longer than %u bytes", NAME_MAX_LEN);
+    if (!parse_url(o.url, &o.parts))
+        return usage_error("invalid URL (expected redis://[user:password@]host[:port][/db]; not shown "
+                           "since it may hold a password)");
+    redact_url(o.url, o.shown_url, sizeof(o.shown_url));
+
+    if (strcmp(sub, "status") == 0)
+        return cmd_status(&o, ra.name, json);
+    if (strcmp(sub, "unlock") == 0) {
+        if (!force)
+            return usage_error("unlock needs --force: it deletes the lock whoever holds it");
+        return cmd_unlock(&o, ra.name);
+    }
+
+    /* run */
+    if (i < argc && strcmp(argv[i], "--") == 0)
+        i++;
+    if (i >= argc)
+        return usage_error("run: no command given after NAME");
+    if (lease_given && watchdog_given)
+        return usage_error("--lease and --watchdog exclude each other");
+    if (!watchdog_given)
+        ra.watchdog_ms = 30000;
+    ra.cmd = argv + i;
+    return cmd_run(&o, &ra);
+}
