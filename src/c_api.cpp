@@ -300,4 +300,30 @@ edgelock_status edgelock_redlock_unlock(const edgelock_member *members, size_t n
     return redlock_unlock(members, n);
 }
 
+edgelock_status edgelock_multi_lock_async(edgelock_composite *state, const edgelock_member *members, size_t n,
+                                          uint64_t owner, int64_t wait_ms, int64_t lease_ms,
+                                          edgelock_result_fn cb, void *user)
+{
+    return multi_lock_async(state, members, n, owner, wait_ms, lease_ms, cb, user);
+}
+
+edgelock_status edgelock_multi_unlock_async(edgelock_composite *state, const edgelock_member *members,
+                                            size_t n, uint64_t owner, edgelock_result_fn cb, void *user)
+{
+    return multi_unlock_async(state, members, n, owner, cb, user);
+}
+
+edgelock_status edgelock_redlock_lock_async(edgelock_composite *state, const edgelock_member *members,
+                                            size_t n, uint64_t owner, int64_t wait_ms, int64_t lease_ms,
+                                            edgelock_result_fn cb, void *user)
+{
+    return redlock_lock_async(state, members, n, owner, wait_ms, lease_ms, cb, user);
+}
+
+edgelock_status edgelock_redlock_unlock_async(edgelock_composite *state, const edgelock_member *members,
+                                              size_t n, uint64_t owner, edgelock_result_fn cb, void *user)
+{
+    return redlock_unlock_async(state, members, n, owner, cb, user);
+}
+
 } // extern "C"

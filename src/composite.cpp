@@ -13,14 +13,14 @@ static Client *client_of(const edgelock_member &m)
     return reinterpret_cast<Client *>(m.client);
 }
 
-static bool valid_times(int64_t wait_ms, int64_t lease_ms)
+bool valid_times(int64_t wait_ms, int64_t lease_ms)
 {
     if (wait_ms != EDGELOCK_WAIT_FOREVER && (wait_ms < 0 || wait_ms > EDGELOCK_MAX_TIME_MS))
         return false;
     return lease_ms == EDGELOCK_LEASE_WATCHDOG || (lease_ms > 0 && lease_ms <= EDGELOCK_MAX_TIME_MS);
 }
 
-static bool valid_members(const edgelock_member *m, size_t n)
+bool valid_members(const edgelock_member *m, size_t n)
 {
     if (!m || n == 0 || n > EDGELOCK_MAX_MEMBERS)
         return false;
@@ -52,7 +52,7 @@ static edgelock_status run(ReqOp op, const edgelock_member &m, int64_t wait_ms, 
 }
 
 // What is left of a wait that ends at deadline (kForever: no end).
-static int64_t left_of(uint64_t deadline)
+int64_t left_of(uint64_t deadline)
 {
     if (deadline == kForever)
         return EDGELOCK_WAIT_FOREVER;
@@ -144,10 +144,10 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
 {
     if (!valid_members(m, n) || !valid_times(wait_ms, lease_ms))
         return EDGELOCK_ERR_INVALID_ARG;
-    const size_t quorum = n / 2 + 1;
+    const size_t quorum = redlock_quorum(n);
     const int64_t lease =
         lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)client_of(m[0])->cfg.watchdog_lease_ms : lease_ms;
-    const int64_t drift = lease / 100 + 2;
+    const int64_t drift = redlock_drift(lease);
     const uint64_t deadline =
         wait_ms == EDGELOCK_WAIT_FOREVER ? kForever : add_ms(edgelock_port_now_ms(), (uint64_t)wait_ms);
     for (;;) {
@@ -155,7 +155,7 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
         // As Redisson: each server gets an equal share of what is left of the
         // wait, so one slow server cannot spend it all.
         int64_t left = left_of(deadline);
-        int64_t per_node = left == EDGELOCK_WAIT_FOREVER ? 1000 : left / (int64_t)n;
+        int64_t per_node = redlock_node_wait(left, n);
         edgelock_status st[EDGELOCK_MAX_MEMBERS];
         run_everywhere(ReqOp::Acquire, m, n, per_node, lease_ms, nullptr, st);
         bool held[EDGELOCK_MAX_MEMBERS] = {};
@@ -174,8 +174,12 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
         // No majority in time: hold nothing anywhere.
         edgelock_status ignored[EDGELOCK_MAX_MEMBERS];
         run_everywhere(ReqOp::Release, m, n, 0, 0, held, ignored);
+        // Too many servers unreachable for a majority: say so rather than spin
+        // on servers that fail fast.
+        if (n - unreachable < quorum)
+            return EDGELOCK_ERR_CONNECTION;
         if (left_of(deadline) == 0)
-            return n - unreachable < quorum ? EDGELOCK_ERR_CONNECTION : EDGELOCK_ERR_WAIT_TIMEOUT;
+            return EDGELOCK_ERR_WAIT_TIMEOUT;
     }
 }
 

@@ -350,6 +350,33 @@ edgelock_status edgelock_redlock_try_lock(const edgelock_member *members, size_t
 /** Release the RedLock on every server (each tried; NOT_OWNER on a minority is expected). */
 edgelock_status edgelock_redlock_unlock(const edgelock_member *members, size_t n);
 
+/**
+ * Storage for one asynchronous composite call, provided by the caller: it must
+ * stay in place, untouched, from the call until its callback has fired. The
+ * members are copied into it.
+ */
+typedef struct edgelock_composite {
+    uint64_t opaque[160];
+} edgelock_composite;
+
+/**
+ * Asynchronous MultiLock / RedLock, with the semantics of the blocking calls
+ * above and `owner` as the owner on every member. Every member's client must run
+ * on the caller's loop thread (one event_base for all of them). The callback gets
+ * members[0].client and members[0].lock; for redlock_lock its value is the
+ * validity in ms. Usual contract: non-OK return, no callback; OK, exactly one.
+ */
+edgelock_status edgelock_multi_lock_async(edgelock_composite *state, const edgelock_member *members, size_t n,
+                                          uint64_t owner, int64_t wait_ms, int64_t lease_ms,
+                                          edgelock_result_fn cb, void *user);
+edgelock_status edgelock_multi_unlock_async(edgelock_composite *state, const edgelock_member *members,
+                                            size_t n, uint64_t owner, edgelock_result_fn cb, void *user);
+edgelock_status edgelock_redlock_lock_async(edgelock_composite *state, const edgelock_member *members,
+                                            size_t n, uint64_t owner, int64_t wait_ms, int64_t lease_ms,
+                                            edgelock_result_fn cb, void *user);
+edgelock_status edgelock_redlock_unlock_async(edgelock_composite *state, const edgelock_member *members,
+                                              size_t n, uint64_t owner, edgelock_result_fn cb, void *user);
+
 #ifdef __cplusplus
 }
 #endif

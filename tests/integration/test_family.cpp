@@ -301,3 +301,109 @@ TEST_CASE(redlock_needs_a_majority_of_five_servers)
         edgelock_client_destroy(clients[i]);
     }
 }
+
+// ---- asynchronous composites: clients on one event loop ----
+
+#include "event_loop.hpp"
+
+struct Outcome {
+    int calls = 0;
+    edgelock_status st = EDGELOCK_OK;
+    int64_t value = 0;
+};
+
+static void record(edgelock_client *, edgelock_lock, edgelock_status st, int64_t value, void *user)
+{
+    auto *o = static_cast<Outcome *>(user);
+    o->calls++;
+    o->st = st;
+    o->value = value;
+}
+
+static edgelock_client *loop_client(EventLoop &loop, const char *url)
+{
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.url = url;
+    cfg.command_timeout_ms = 300;
+    cfg.connect_timeout_ms = 300;
+    edgelock_client *c = nullptr;
+    edgelock_client_create(&cfg, loop.base(), &c);
+    return c;
+}
+
+TEST_CASE(async_multilock_and_redlock_on_one_loop)
+{
+    EventLoop loop;
+    REQUIRE(loop.ok());
+    RedisServer s[3];
+    edgelock_client *c[3];
+    edgelock_member m[3];
+    for (int i = 0; i < 3; i++) {
+        REQUIRE(s[i].start());
+        c[i] = loop_client(loop, s[i].url());
+        REQUIRE(c[i]);
+        edgelock_lock_new(c[i], "acomp", 5, &m[i].lock);
+        m[i].client = c[i];
+    }
+    edgelock_composite state;
+    memset(&state, 0, sizeof(state));
+
+    // MultiLock over three servers, lease aligned, then released.
+    Outcome o;
+    CHECK_ST(edgelock_multi_lock_async(&state, m, 3, 7, 500, 4000, record, &o), EDGELOCK_OK);
+    CHECK_EQ(o.calls, 0); // never from inside the call
+    CHECK(loop.run_until([&] { return o.calls > 0; }, 5000));
+    CHECK_ST(o.st, EDGELOCK_OK);
+    for (int i = 0; i < 3; i++) {
+        long long p = redis_integer(s[i], "PTTL acomp");
+        CHECK(p > 3000 && p <= 4000);
+    }
+    Outcome u;
+    CHECK_ST(edgelock_multi_unlock_async(&state, m, 3, 7, record, &u), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return u.calls > 0; }, 5000));
+    CHECK_ST(u.st, EDGELOCK_OK);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(redis_integer(s[i], "EXISTS acomp"), 0);
+
+    // Held by another owner on one server: MultiLock fails and holds nothing.
+    Outcome other, o2;
+    CHECK_ST(edgelock_lock_async(c[2], m[2].lock, 99, 0, 10000, record, &other), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return other.calls > 0; }, 5000));
+    CHECK_ST(edgelock_multi_lock_async(&state, m, 3, 7, 200, 4000, record, &o2), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return o2.calls > 0; }, 5000));
+    CHECK_ST(o2.st, EDGELOCK_ERR_WAIT_TIMEOUT);
+    CHECK_EQ(redis_integer(s[0], "EXISTS acomp") + redis_integer(s[1], "EXISTS acomp"), 0);
+
+    // RedLock: the majority (servers 0 and 1) is enough while server 2 is held.
+    Outcome r;
+    CHECK_ST(edgelock_redlock_lock_async(&state, m, 3, 7, 0, 5000, record, &r), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return r.calls > 0; }, 5000));
+    CHECK_ST(r.st, EDGELOCK_OK);
+    CHECK(r.value > 4000 && r.value < 5000); // validity
+    Outcome ru;
+    CHECK_ST(edgelock_redlock_unlock_async(&state, m, 3, 7, record, &ru), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return ru.calls > 0; }, 5000));
+    CHECK_ST(ru.st, EDGELOCK_OK);
+    CHECK_EQ(redis_integer(s[0], "EXISTS acomp") + redis_integer(s[1], "EXISTS acomp"), 0);
+    CHECK_EQ(redis_integer(s[2], "EXISTS acomp"), 1); // the other owner's lock is untouched
+
+    // Two servers stopped: no majority, nothing left held on the third.
+    Outcome free_it;
+    CHECK_ST(edgelock_unlock_async(c[2], m[2].lock, 99, record, &free_it), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return free_it.calls > 0; }, 5000));
+    s[0].stop();
+    s[1].stop();
+    Outcome r2;
+    CHECK_ST(edgelock_redlock_lock_async(&state, m, 3, 7, 1000, 5000, record, &r2), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return r2.calls > 0; }, 8000));
+    CHECK(r2.st == EDGELOCK_ERR_CONNECTION || r2.st == EDGELOCK_ERR_WAIT_TIMEOUT);
+    loop.run_for(100); // the release of server 2's hold lands
+    CHECK_EQ(redis_integer(s[2], "EXISTS acomp"), 0);
+    CHECK_EQ(o.calls + u.calls + o2.calls + r.calls + ru.calls + r2.calls, 6); // each exactly once
+
+    for (int i = 0; i < 3; i++) {
+        edgelock_lock_free(c[i], m[i].lock);
+        edgelock_client_destroy(c[i]);
+    }
+}
