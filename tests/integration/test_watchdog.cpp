@@ -19,36 +19,6 @@ namespace
 constexpr uint32_t kLease = 600;
 constexpr uint32_t kPeriod = kLease / 3;
 
-template <typename F> bool wait_until(unsigned ms, F cond)
-{
-    uint64_t end = mono_ms() + ms;
-    for (;;) {
-        if (cond())
-            return true;
-        if (mono_ms() >= end)
-            return false;
-        sleep_ms(2);
-    }
-}
-
-edgelock_stats stats_of(edgelock_client *c)
-{
-    edgelock_stats s;
-    memset(&s, 0, sizeof(s));
-    if (edgelock_client_stats(c, &s) != EDGELOCK_OK)
-        fprintf(stderr, "  client_stats failed\n");
-    return s;
-}
-
-bool idle_soon(edgelock_client *c)
-{
-    wait_until(2000, [&] {
-        edgelock_stats s = stats_of(c);
-        return s.holds == 0 && s.waiters == 0 && s.subscriptions == 0 && s.commands == 0;
-    });
-    return tables_idle(c);
-}
-
 // What on_lock_lost saw.
 struct LostLog {
     std::atomic<int> count{0};
@@ -122,7 +92,7 @@ TEST_CASE(watchdog_keeps_lock_past_its_lease)
     CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
     CHECK_EQ(released, 1);
     CHECK_EQ(redis_integer(r, "EXISTS wd:keep"), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
@@ -148,7 +118,7 @@ TEST_CASE(watchdog_reentry_is_renewed_until_the_last_unlock)
     CHECK_EQ(released, 1);
     CHECK_EQ(redis_integer(r, "EXISTS wd:reenter"), 0);
     CHECK_EQ(log.count.load(), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
@@ -174,7 +144,7 @@ TEST_CASE(unlock_stops_renewal)
     CHECK_EQ(stats_of(c).renew_calls, after_unlock);
     CHECK_EQ(redis_integer(r, "EXISTS wd:stop"), 0);
     CHECK_EQ(log.count.load(), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
@@ -217,7 +187,7 @@ TEST_CASE(lock_deleted_behind_the_holders_back_is_reported_lost)
     CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_ERR_NOT_OWNER);
     CHECK_ST(edgelock_is_held_by_current_thread(c, lk, &held), EDGELOCK_OK);
     CHECK_EQ(held, 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
 
     // The lock can be taken again, and is renewed again.
     CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
@@ -226,7 +196,7 @@ TEST_CASE(lock_deleted_behind_the_holders_back_is_reported_lost)
     CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
     CHECK_EQ(released, 1);
     CHECK_EQ(log.count.load(), 1);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
@@ -279,7 +249,7 @@ TEST_CASE(renewal_is_batched_a_hundred_locks_per_call)
     }
     CHECK_EQ(released_all, n);
     CHECK_EQ(redis_integer(r, "EVAL %s 0", "return #redis.call('keys', 'wd:batch:*')"), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     for (int i = 0; i < n; i++)
         edgelock_lock_free(c, locks[i]);
     edgelock_client_destroy(c);
@@ -317,7 +287,7 @@ TEST_CASE(fixed_lease_lock_is_not_renewed)
     CHECK_ST(edgelock_unlock(c, kept, &released), EDGELOCK_OK);
     CHECK_EQ(released, 1);
     CHECK_EQ(log.count.load(), 0);
-    CHECK(idle_soon(c));
+    CHECK(tables_idle(c));
     edgelock_lock_free(c, fixed);
     edgelock_lock_free(c, kept);
     edgelock_client_destroy(c);

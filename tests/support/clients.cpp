@@ -46,3 +46,12 @@ bool tables_idle(edgelock_client *c)
                 s.subscriptions, s.commands);
     return idle;
 }
+
+edgelock_stats stats_of(edgelock_client *c)
+{
+    edgelock_stats s;
+    memset(&s, 0, sizeof(s));
+    if (edgelock_client_stats(c, &s) != EDGELOCK_OK)
+        fprintf(stderr, "  client_stats failed\n");
+    return s;
+}

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "edgelock/edgelock.h"
+#include "redis_server.hpp"
 
 // A blocking-mode client (owned loop) on url, with cfg adjusted by tweak.
 edgelock_client *make_client(const char *url, void (*tweak)(edgelock_config *) = nullptr);
@@ -10,3 +11,19 @@ edgelock_lock make_lock(edgelock_client *c, const char *name);
 // True when every table of c but the locks table is empty, within 2 s (the
 // unlock latch DEL may still be in flight when the last call returns).
 bool tables_idle(edgelock_client *c);
+
+// The client's table usage (zeros, with a message, if the call fails).
+edgelock_stats stats_of(edgelock_client *c);
+
+// Poll cond every few ms until it holds (true) or ms have passed (false).
+template <typename F> bool wait_until(unsigned ms, F cond)
+{
+    uint64_t end = mono_ms() + ms;
+    for (;;) {
+        if (cond())
+            return true;
+        if (mono_ms() >= end)
+            return false;
+        sleep_ms(2);
+    }
+}
