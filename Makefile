@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure
 
-.PHONY: all deps configure test test-unit test-asan test-tsan demo clean format format-check
+.PHONY: all deps configure test test-unit test-asan test-tsan demo clean format format-check arm size
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -38,6 +38,21 @@ test-tsan: deps
 
 demo: all
 	./scripts/demo.sh $(BUILD)
+
+# Cross builds for armhf and aarch64 (MinSizeRel) in build-arm/, the target's
+# hiredis and libevent taken from Debian's .debs; unit and integration tests
+# run under qemu-user. See docs/CROSS.md.
+ARM_PACKAGES = g++-arm-linux-gnueabihf g++-aarch64-linux-gnu qemu-user
+
+arm:
+	@EDGELOCK_EXTRA_PACKAGES="$(ARM_PACKAGES)" ./scripts/bootstrap.sh
+	JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" ./scripts/arm.sh
+
+# Footprint per ARM target: .text/.data/.bss of libedgelock.a and of a
+# statically linked example, table bytes per configured slot. docs/FOOTPRINT.md.
+size:
+	@EDGELOCK_EXTRA_PACKAGES="$(ARM_PACKAGES)" ./scripts/bootstrap.sh
+	JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" ./scripts/size.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.cpp' '*.h' '*.hpp')

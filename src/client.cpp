@@ -3,6 +3,7 @@
 #include "client.hpp"
 
 #include <event2/event.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "names.hpp"
@@ -96,14 +97,24 @@ static uint32_t command_buffer_len(uint32_t max_name_len)
     return (uint32_t)(script + body + 512);
 }
 
+static void *alloc_bytes(Client *c, uint64_t n)
+{
+    // Sizes are computed in 64 bits; on a 32-bit target a table the config
+    // makes larger than the address space is refused, not truncated.
+    if (n > SIZE_MAX)
+        return nullptr;
+    void *p = edgelock_port_alloc((size_t)n);
+    if (p)
+        c->table_bytes += n;
+    return p;
+}
+
 template <typename T> static bool alloc_table(Client *c, FixedTable<T> &t, uint32_t cap)
 {
-    uint64_t bytes = FixedTable<T>::bytes_for(cap);
-    auto *slots = static_cast<typename FixedTable<T>::Slot *>(edgelock_port_alloc((size_t)bytes));
+    auto *slots = static_cast<typename FixedTable<T>::Slot *>(alloc_bytes(c, FixedTable<T>::bytes_for(cap)));
     if (!slots)
         return false;
     t.init(slots, cap);
-    c->table_bytes += bytes;
     return true;
 }
 
@@ -111,14 +122,6 @@ template <typename T> static void free_table(FixedTable<T> &t)
 {
     if (t.capacity())
         edgelock_port_free(t.storage());
-}
-
-static void *alloc_bytes(Client *c, uint64_t n)
-{
-    void *p = edgelock_port_alloc((size_t)n);
-    if (p)
-        c->table_bytes += n;
-    return p;
 }
 
 static struct event *new_timer(Client *c, event_callback_fn fn, void *arg)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -52,6 +53,8 @@ bool RedisServer::start(uint16_t port, const char *extra1, const char *extra2)
         const char *bin = getenv("REDIS_SERVER") ? getenv("REDIS_SERVER") : "redis-server";
         pid_ = fork();
         if (pid_ == 0) {
+            // Die with the test: a test killed by its timeout leaves no server.
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
             const char *argv[20];
             int n = 0;
             argv[n++] = bin;
