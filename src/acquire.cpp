@@ -113,7 +113,8 @@ static void attempt(Client *c, uint32_t index)
 }
 
 edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t wait_ms,
-                              int64_t lease_ms, edgelock_result_fn cb, void *user)
+                              int64_t lease_ms, edgelock_result_fn cb, void *user,
+                              bool give_up_on_connection_error)
 {
     if (!cb)
         return EDGELOCK_ERR_INVALID_ARG;
@@ -145,6 +146,7 @@ edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int
     w->hold_index = hold_index;
     w->sub_index = kNoIndex;
     w->last_error = EDGELOCK_OK;
+    w->give_up_on_connection_error = give_up_on_connection_error;
     le->refs++;
     attempt(c, index); // a command slot is free: checked above
     return EDGELOCK_OK;
@@ -236,7 +238,7 @@ void acquire_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock
         cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
     w->last_error = st;
     uint64_t left = remaining(w, edgelock_port_now_ms());
-    if (left == 0) {
+    if (left == 0 || w->give_up_on_connection_error) {
         finish(c, index, st);
         return;
     }
@@ -324,6 +326,15 @@ void acquire_on_command_slot_free(Client *c)
             attempt(c, i);
             return; // one slot freed: one retry
         }
+    }
+}
+
+void acquire_abandon_fair_all(Client *c)
+{
+    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+        Waiter *w = c->waiters.get(i);
+        if (w && w->attempted && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
+            abandon_fair_queue(c, w);
     }
 }
 

@@ -62,7 +62,8 @@ static void run(Client *c, BlockingRequest *r)
         complete(c, r, r->status, 0);
         return;
     case ReqOp::Acquire:
-        st = acquire_start(c, r->lock, r->owner, r->wait_ms, r->lease_ms, request_done, r);
+        st = acquire_start(c, r->lock, r->owner, r->wait_ms, r->lease_ms, request_done, r,
+                           r->give_up_on_connection_error);
         break;
     case ReqOp::Release: st = release_start(c, r->lock, r->owner, request_done, r); break;
     case ReqOp::ForceRelease: st = query_start(c, CmdKind::ForceRelease, r->lock, 0, request_done, r); break;

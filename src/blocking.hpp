@@ -28,6 +28,7 @@ struct BlockingRequest {
     edgelock_lock_kind kind;
     uint64_t owner;
     int64_t wait_ms, lease_ms;
+    bool give_up_on_connection_error; // Acquire: see acquire_start()
     const void *name;
     size_t name_len;
     edgelock_lock *lock_out;

@@ -232,6 +232,12 @@ void client_shutdown(Client *c)
 {
     if (c->closing)
         return;
+    // Last words, best effort: fair waiters leave their queues (else those
+    // behind them wait out their windows), and whatever is queued, those
+    // included, goes onto the socket before it closes.
+    acquire_abandon_fair_all(c);
+    cmd_flush_queue(c);
+    conn_flush_output(&c->cmd_conn);
     c->closing = true;
     acquire_fail_all(c, EDGELOCK_ERR_SHUTDOWN);
     cmd_fail_all(c, EDGELOCK_ERR_SHUTDOWN);

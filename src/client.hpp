@@ -64,11 +64,12 @@ struct Waiter {
     uint32_t hold_index;
     uint32_t sub_index; // kNoIndex until subscribed
     WaiterState state;
-    bool wake_pending;          // an unlock message arrived while an attempt was in flight
-    bool starved;               // a retry found the command table full; retried when a slot frees
-    bool attempted;             // an acquire was sent (a fair waiter may be queued)
-    bool timer_is_deadline;     // the armed timer ends the wait (it may fire a hair early)
-    edgelock_status last_error; // a connection problem seen while waiting
+    bool wake_pending; // an unlock message arrived while an attempt was in flight
+    bool starved;      // a retry found the command table full; retried when a slot frees
+    bool attempted;
+    bool give_up_on_connection_error; // an acquire was sent (a fair waiter may be queued)
+    bool timer_is_deadline;           // the armed timer ends the wait (it may fire a hair early)
+    edgelock_status last_error;       // a connection problem seen while waiting
 };
 
 // One preallocated timer per waiter slot (index i serves waiter slot i).
@@ -194,8 +195,9 @@ bool on_loop_thread(const Client *c);
 // connection.cpp
 void conn_init(Client *c, Connection *conn, bool subscriber);
 void conn_start(Connection *conn);
-void conn_drop(Connection *conn);  // close now; pending commands complete
-void conn_close(Connection *conn); // final close at shutdown
+void conn_drop(Connection *conn);         // close now; pending commands complete
+void conn_close(Connection *conn);        // final close at shutdown
+void conn_flush_output(Connection *conn); // write what hiredis holds for the socket, now
 bool conn_ready(const Connection *conn);
 void on_command_conn_ready(Client *c);
 void on_command_conn_down(Client *c, bool was_ready);
@@ -230,8 +232,12 @@ void watchdog_on_renew_reply(Client *c, uint64_t cmd_id, const Command *cmd, str
                              edgelock_status st);
 
 // acquire.cpp
+// give_up_on_connection_error: end with CONNECTION/TIMEOUT at the first sign
+// that Redis is unreachable instead of waiting for it to come back (RedLock
+// members: a dead server must cost one attempt, not its share of the wait).
 edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t wait_ms,
-                              int64_t lease_ms, edgelock_result_fn cb, void *user);
+                              int64_t lease_ms, edgelock_result_fn cb, void *user,
+                              bool give_up_on_connection_error = false);
 void acquire_on_reply(Client *c, const Command *cmd, struct redisReply *reply, edgelock_status st);
 void acquire_on_timer(Client *c, uint32_t waiter_index);
 void acquire_wake(Client *c, uint32_t sub_index, bool all);
@@ -239,6 +245,7 @@ void acquire_on_subscribed(Client *c, uint32_t sub_index);
 void acquire_retry_all(Client *c); // the command connection came back
 void acquire_on_command_slot_free(Client *c);
 void acquire_fail_all(Client *c, edgelock_status st);
+void acquire_abandon_fair_all(Client *c); // at shutdown: fair waiters leave their queues
 
 // pubsub.cpp
 edgelock_status sub_join(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *sub_index);

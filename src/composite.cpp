@@ -116,8 +116,9 @@ edgelock_status multi_unlock(const edgelock_member *m, size_t n)
 }
 
 // Run one request on every member at once; statuses land in st[].
+// give_up: a server that is unreachable fails its attempt at once (RedLock).
 static void run_everywhere(ReqOp op, const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms,
-                           const bool *only, edgelock_status *st)
+                           const bool *only, edgelock_status *st, bool give_up = false)
 {
     BlockingRequest r[EDGELOCK_MAX_MEMBERS];
     bool posted[EDGELOCK_MAX_MEMBERS] = {};
@@ -126,6 +127,7 @@ static void run_everywhere(ReqOp op, const edgelock_member *m, size_t n, int64_t
         if (only && !only[i])
             continue;
         request(r[i], op, m[i], wait_ms, lease_ms);
+        r[i].give_up_on_connection_error = give_up;
         st[i] = blocking_post(client_of(m[i]), &r[i]);
         posted[i] = st[i] == EDGELOCK_OK;
     }
@@ -157,7 +159,7 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
         int64_t left = left_of(deadline);
         int64_t per_node = redlock_node_wait(left, n);
         edgelock_status st[EDGELOCK_MAX_MEMBERS];
-        run_everywhere(ReqOp::Acquire, m, n, per_node, lease_ms, nullptr, st);
+        run_everywhere(ReqOp::Acquire, m, n, per_node, lease_ms, nullptr, st, true);
         bool held[EDGELOCK_MAX_MEMBERS] = {};
         size_t ok = 0, unreachable = 0;
         for (size_t i = 0; i < n; i++) {

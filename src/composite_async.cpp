@@ -71,7 +71,10 @@ edgelock_status start(State *s, uint32_t i, Call call, int64_t wait_ms, int64_t 
     Client *c = client_of(s, i);
     const edgelock_lock lk = s->members[i].lock;
     switch (call) {
-    case Call::Acquire: return acquire_start(c, lk, s->owner, wait_ms, lease_ms, member_done, &s->refs[i]);
+    case Call::Acquire:
+        // A RedLock server that is unreachable counts as failed at once.
+        return acquire_start(c, lk, s->owner, wait_ms, lease_ms, member_done, &s->refs[i],
+                             s->mode == Mode::RedLock);
     case Call::Release: return release_start(c, lk, s->owner, member_done, &s->refs[i]);
     case Call::Extend: return extend_start(c, lk, s->owner, lease_ms, member_done, &s->refs[i]);
     }

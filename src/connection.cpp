@@ -212,6 +212,18 @@ void conn_close(Connection *conn)
         redisAsyncFree(ac);
 }
 
+void conn_flush_output(Connection *conn)
+{
+    if (!conn_ready(conn))
+        return;
+    // The socket is non-blocking: a few rounds write a small buffer whole; a
+    // full socket buffer is left to the close (best effort by design).
+    int done = 0;
+    for (int i = 0; i < 16 && !done; i++)
+        if (redisBufferWrite(&conn->ac->c, &done) != REDIS_OK)
+            break;
+}
+
 bool conn_ready(const Connection *conn)
 {
     return conn->state == ConnState::Ready && conn->ac;

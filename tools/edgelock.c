@@ -2,29 +2,42 @@
  * edgelock(1): the distributed lock for shell scripts and operators, modelled
  * on flock(1).
  *
- *   edgelock [--url URL] run [--wait MS] [--lease MS | --watchdog MS] NAME -- CMD [ARG...]
+ *   edgelock [--url URL] run [--wait MS] [--lease MS | --watchdog MS]
+ *            [--fair | --read | --write | --fenced]
+ *            [--multi NAME2,NAME3,... | --redlock URL2,URL3,...] NAME -- CMD [ARG...]
  *   edgelock [--url URL] status NAME [--json]
  *   edgelock [--url URL] unlock --force NAME
  *
  * Lock operations go through the public C ABI only (edgelock.h, blocking calls
- * on a client that owns its loop). `status` also needs the list of holders,
+ * on clients that own their loop). `status` also needs the list of holders,
  * which the ABI does not offer, so it reads the lock's keys with one read-only
  * MULTI/EXEC over a plain hiredis connection.
+ *
+ * What `run` holds
+ * ----------------
+ * - one lock of one kind (reentrant, fair, read, write, fenced): one client,
+ *   one handle, edgelock_try_lock_token() (the token is 0 except for fenced);
+ * - --multi: a MultiLock over NAME and the listed names, all on the --url
+ *   server: one client, one handle per name, edgelock_multi_try_lock();
+ * - --redlock: a RedLock of NAME over the --url server and the listed ones:
+ *   one client per server, edgelock_redlock_try_lock(), always with a fixed
+ *   lease (no renewal), the validity it returns being how long CMD may run.
  *
  * How `run` is put together
  * -------------------------
  * - Every signal `run` reacts to (INT, TERM, HUP, CHLD, USR1) is blocked in
- *   every thread before the client (and its loop thread) exists; the main
+ *   every thread before the clients (and their loop threads) exist; the main
  *   thread alone takes them with sigwaitinfo(). No signal handler runs, so
  *   there is nothing async-signal-unsafe to get wrong.
  * - A helper "lock thread" makes the blocking calls: the reachability check,
- *   edgelock_try_lock() and, when CMD is done, edgelock_unlock(). Blocking
- *   holds belong to the calling thread, so lock and unlock come from it. It
- *   reports to the main thread with pthread_kill(main, SIGUSR1).
- * - The lock-lost callback runs on the library's loop thread: it sets an
- *   atomic flag and wakes the main thread with SIGUSR1 too.
+ *   the acquire and, when CMD is done, the release. Blocking holds belong to
+ *   the calling thread (on every member of a composite), so lock and unlock
+ *   come from it. It reports to the main thread with pthread_kill(main, SIGUSR1).
+ * - The lock-lost callback runs on a library loop thread: it sets an atomic
+ *   flag and wakes the main thread with SIGUSR1 too.
  * - The main thread forks CMD, forwards INT/TERM/HUP to it, reaps it on
- *   SIGCHLD, and sends it SIGTERM when the lock is lost.
+ *   SIGCHLD, and sends it SIGTERM when the lock is lost or its fixed lease (or
+ *   RedLock validity) runs out.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,7 +85,9 @@ static const char *prog = "edgelock";
 static int verbose = 0;
 
 static const char usage_text[] =
-    "usage: edgelock [--url URL] [-v] run [--wait MS] [--lease MS | --watchdog MS] NAME [--] CMD [ARG...]\n"
+    "usage: edgelock [--url URL] [-v] run [--wait MS] [--lease MS | --watchdog MS]\n"
+    "                [--fair | --read | --write | --fenced]\n"
+    "                [--multi NAME2,... | --redlock URL2,...] NAME [--] CMD [ARG...]\n"
     "       edgelock [--url URL] status NAME [--json]\n"
     "       edgelock [--url URL] unlock --force NAME\n"
     "       edgelock --help | --version\n";
@@ -80,8 +95,8 @@ static const char usage_text[] =
 static const char help_text[] =
     "\n"
     "A Redisson-compatible distributed lock for scripts: `run` takes the lock\n"
-    "NAME (a reentrant RLock, visible to Java services using Redisson), runs CMD\n"
-    "while holding it, releases it and exits with CMD's status.\n"
+    "NAME (by default a reentrant RLock, visible to Java services using Redisson),\n"
+    "runs CMD while holding it, releases it and exits with CMD's status.\n"
     "\n"
     "Global options:\n"
     "  --url URL       redis://[user:password@]host[:port][/db]. Default: the\n"
@@ -104,6 +119,43 @@ static const char help_text[] =
     "  NAME            the lock's name (the Redis key of its hash)\n"
     "  --              ends the options; CMD and its arguments follow\n"
     "\n"
+    "Lock kind (at most one; default: the reentrant lock, Redisson's RLock):\n"
+    "  --fair          fair lock (RFairLock): waiters are served in arrival order,\n"
+    "                  queued in redisson_lock_queue:{NAME}\n"
+    "  --read          read lock of the read-write lock NAME (RReadWriteLock):\n"
+    "                  any number of readers at once, no writer\n"
+    "  --write         write lock of the read-write lock NAME: one writer, no reader\n"
+    "  --fenced        fenced lock (RFencedLock): every acquire draws a new, higher\n"
+    "                  token, passed to CMD as EDGELOCK_TOKEN. Give it to the\n"
+    "                  resource you protect and make it refuse tokens lower than one\n"
+    "                  it has seen: then a holder that was paused past its lease\n"
+    "                  cannot overwrite the work of the next holder.\n"
+    "\n"
+    "Composite locks (at most one; not with --fenced):\n"
+    "  --multi NAME2,NAME3,...\n"
+    "                  MultiLock: NAME and every listed name, all on the --url\n"
+    "                  server, all or nothing (taken in the order given; give every\n"
+    "                  caller the same order). The watchdog renews each of them; a\n"
+    "                  fixed --lease ends on all of them together. Losing any one is\n"
+    "                  losing the lock (exit 70). Up to 16 names.\n"
+    "  --redlock URL2,URL3,...\n"
+    "                  RedLock: NAME on the --url server and on each listed server\n"
+    "                  (independent Redis servers, 3 or 5 in all), held when a\n"
+    "                  majority granted it. Needs --lease MS: a RedLock is not\n"
+    "                  renewed. CMD gets EDGELOCK_VALIDITY_MS, the time it may rely\n"
+    "                  on the lock; when that runs out while CMD still runs, CMD\n"
+    "                  gets SIGTERM and run exits 70. Each server gets 1 s to answer.\n"
+    "                  NOT SAFE against clock jumps or process pauses: a holder\n"
+    "                  paused past its validity cannot tell, and nothing stops its\n"
+    "                  late writes (Redisson deprecates RedissonRedLock for this).\n"
+    "                  Prefer --fenced on one server when the resource can check a\n"
+    "                  token.\n"
+    "\n"
+    "Environment passed to CMD (besides edgelock's own):\n"
+    "  EDGELOCK_TOKEN        --fenced: the fencing token, decimal\n"
+    "  EDGELOCK_VALIDITY_MS  --redlock: ms the lock may be relied on from CMD's start\n"
+    "  Both are removed from CMD's environment when they do not apply.\n"
+    "\n"
     "  SIGINT, SIGTERM and SIGHUP sent to `edgelock run` are forwarded to CMD (a\n"
     "  signal the terminal already sent to the whole foreground group is not sent\n"
     "  twice); the lock is released when CMD ends. While still waiting, they make\n"
@@ -111,10 +163,13 @@ static const char help_text[] =
     "  SIGTERM (Linux) and the lock expires after its lease.\n"
     "\n"
     "status: prints whether NAME is free or held, each holder (owner field\n"
-    "  \"<client id>:<thread id>\" and hold count), the remaining TTL, and the mode\n"
-    "  and queue when a later lock kind uses NAME. --json prints one JSON object:\n"
+    "  \"<client id>:<thread id>\" and hold count), the remaining TTL, the mode of\n"
+    "  a read-write lock, the queue of a fair lock with each waiter's deadline, and\n"
+    "  the last fencing token issued. --json prints one JSON object:\n"
     "  {\"name\", \"state\": \"free\"|\"held\", \"ttl_ms\": ms or null (free, or no\n"
-    "  expiry), \"mode\": string or null, \"holders\": [{\"owner\", \"count\"}], \"queue\": [owner]}\n"
+    "  expiry), \"mode\": string or null, \"holders\": [{\"owner\", \"count\"}],\n"
+    "  \"queue\": [owner], \"waiters\": [{\"owner\", \"deadline_ms\", \"expires_in_ms\"}],\n"
+    "  \"token\": number or null}\n"
     "  Exit 0 whether the lock is free or held.\n"
     "\n"
     "unlock --force: deletes NAME whoever holds it and publishes the unlock message\n"
@@ -123,11 +178,13 @@ static const char help_text[] =
     "Exit codes:\n"
     "  N      run: CMD's own exit status; 128+N when CMD was killed by signal N\n"
     "  0      status / unlock: success\n"
-    "  64     bad usage (unknown option, bad number, bad URL, missing NAME or CMD)\n"
+    "  64     bad usage (unknown option, bad number, bad URL, missing NAME or CMD,\n"
+    "         two lock kinds, --redlock without --lease)\n"
     "  69     Redis cannot be reached or refused the credentials (reported within\n"
-    "         about 3 s, never a hang)\n"
+    "         about 3 s, never a hang); --redlock: a majority of the servers cannot\n"
     "  70     run: the lock was lost while CMD ran (renewal failed, key deleted, Redis\n"
-    "         gone for a whole lease, fixed --lease ran out): CMD was sent SIGTERM\n"
+    "         gone for a whole lease, fixed --lease or RedLock validity ran out): CMD\n"
+    "         was sent SIGTERM\n"
     "  71     operating-system error (cannot fork, start a thread, allocate)\n"
     "  75     run: the lock was not acquired within --wait\n"
     "  76     Redis answered with an error, e.g. NAME holds a value that is not a lock\n"
@@ -137,6 +194,10 @@ static const char help_text[] =
     "\n"
     "Examples:\n"
     "  edgelock run --wait 0 firmware-update -- ./flash.sh image.bin\n"
+    "  edgelock run --fenced cfg -- sh -c './push-config --token \"$EDGELOCK_TOKEN\"'\n"
+    "  edgelock run --read sensor-db -- ./export.sh      # many at once\n"
+    "  edgelock run --write sensor-db -- ./compact.sh    # alone\n"
+    "  edgelock run --multi modem,gps uplink -- ./sync.sh\n"
     "  EDGELOCK_URL=redis://:secret@10.0.0.5:6379/2 edgelock status firmware-update --json\n";
 
 static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -308,38 +369,42 @@ static int is_unreachable(edgelock_status st)
     return st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT;
 }
 
-/* The exit code for a failed library call, with its message on stderr. */
-static int report_failure(const struct options *o, const char *what, const char *name, edgelock_status st)
+/* The exit code for a failed library call, with its message on stderr.
+ * `what` is what was being done ("acquiring"), `label` the lock ("lock 'x'"). */
+static int report_failure(const char *shown_url, const char *what, const char *label, edgelock_status st)
 {
     if (is_unreachable(st)) {
-        msg("cannot reach Redis at %s (%s while %s '%s')", o->shown_url, edgelock_status_str(st), what, name);
+        msg("cannot reach Redis at %s (%s while %s %s)", shown_url, edgelock_status_str(st), what, label);
         return EXIT_UNAVAILABLE;
     }
     if (st == EDGELOCK_ERR_REDIS || st == EDGELOCK_ERR_PROTOCOL) {
-        msg("Redis refused %s '%s': %s (is '%s' a key of another type? EDGELOCK_LOG=1 shows "
-            "Redis's answer)",
-            what, name, edgelock_status_str(st), name);
+        msg("Redis refused %s %s: %s (is the name a key of another type, or a lock of another "
+            "kind? EDGELOCK_LOG=1 shows Redis's answer)",
+            what, label, edgelock_status_str(st));
         return EXIT_REMOTE;
     }
-    msg("%s '%s' failed: %s", what, name, edgelock_status_str(st));
+    msg("%s %s failed: %s", what, label, edgelock_status_str(st));
     return EXIT_OSERR;
 }
 
-static int make_client(const struct options *o, const char *name, edgelock_lock_lost_fn lost, void *lost_user,
-                       uint32_t watchdog_ms, edgelock_client **client, edgelock_lock *lock)
+/* A client that owns its loop, sized for `nlocks` lock handles of names up to
+ * `max_name` bytes. 0, or an exit code (with its message said). */
+static int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t timeout_ms,
+                         uint32_t watchdog_ms, edgelock_lock_lost_fn lost, void *lost_user,
+                         edgelock_client **client)
 {
     edgelock_config cfg;
     edgelock_config_init(&cfg);
-    cfg.url = o->url;
-    cfg.connect_timeout_ms = REDIS_TIMEOUT_MS;
-    cfg.command_timeout_ms = REDIS_TIMEOUT_MS;
-    cfg.max_locks = 1;
-    cfg.max_holds = 1;
-    cfg.max_waiters = 1;
-    cfg.max_subscriptions = 1;
-    cfg.max_commands = 16;
-    size_t len = strlen(name);
-    cfg.max_name_len = len > cfg.max_name_len ? (uint32_t)len : cfg.max_name_len;
+    cfg.url = url;
+    cfg.connect_timeout_ms = timeout_ms;
+    cfg.command_timeout_ms = timeout_ms;
+    cfg.max_locks = nlocks;
+    cfg.max_holds = nlocks;
+    cfg.max_waiters = nlocks;
+    cfg.max_subscriptions = nlocks;
+    cfg.max_commands = 12 + 4 * nlocks;
+    if (max_name > cfg.max_name_len)
+        cfg.max_name_len = (uint32_t)max_name;
     if (watchdog_ms)
         cfg.watchdog_lease_ms = watchdog_ms;
     cfg.on_lock_lost = lost;
@@ -351,72 +416,205 @@ static int make_client(const struct options *o, const char *name, edgelock_lock_
         msg("cannot create the client: %s", edgelock_status_str(st));
         return EXIT_OSERR;
     }
-    st = edgelock_lock_new(*client, name, len, lock);
-    if (st != EDGELOCK_OK) {
+    return 0;
+}
+
+/* A lock handle of `kind` for `name` on `client`. 0, or an exit code. */
+static int new_handle(edgelock_client *client, edgelock_lock_kind kind, const char *name, edgelock_lock *lock)
+{
+    edgelock_status st = edgelock_lock_new_kind(client, kind, name, strlen(name), lock);
+    if (st == EDGELOCK_OK)
+        return 0;
+    if (st == EDGELOCK_ERR_INVALID_ARG)
+        return usage_error("invalid lock name");
+    msg("cannot create the lock handle: %s", edgelock_status_str(st));
+    return EXIT_OSERR;
+}
+
+/* One client with one reentrant handle (unlock --force). */
+static int make_client(const struct options *o, const char *name, edgelock_client **client,
+                       edgelock_lock *lock)
+{
+    int rc = create_client(o->url, 1, strlen(name), REDIS_TIMEOUT_MS, 0, NULL, NULL, client);
+    if (rc)
+        return rc;
+    rc = new_handle(*client, EDGELOCK_REENTRANT, name, lock);
+    if (rc) {
         edgelock_client_destroy(*client);
         *client = NULL;
-        if (st == EDGELOCK_ERR_INVALID_ARG)
-            return usage_error("invalid lock name");
-        msg("cannot create the lock handle: %s", edgelock_status_str(st));
-        return EXIT_OSERR;
     }
-    return 0;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ run -- */
 
-/* Shared by the main thread, the lock thread and the loop thread's callback. */
+/* What `run` holds: one lock, a MultiLock on one server, a RedLock on several. */
+enum run_shape { RUN_ONE, RUN_MULTI, RUN_REDLOCK };
+
+/* A RedLock member server gets this long to connect and to answer each command:
+ * a stopped server then costs about this much once, not a whole wait. */
+#define REDLOCK_TIMEOUT_MS 1000u
+
+struct run_args {
+    int64_t wait_ms;  /* EDGELOCK_WAIT_FOREVER or >= 0 */
+    int64_t lease_ms; /* EDGELOCK_LEASE_WATCHDOG or > 0 (always > 0 for RUN_REDLOCK) */
+    uint32_t watchdog_ms;
+    const char *name;
+    char **cmd;
+    edgelock_lock_kind kind;
+    enum run_shape shape;
+    size_t n;                                /* members: 1, the --multi names or the --redlock servers */
+    const char *names[EDGELOCK_MAX_MEMBERS]; /* the lock name of each member */
+    const char *urls[EDGELOCK_MAX_MEMBERS];  /* the server of each member */
+    char shown[EDGELOCK_MAX_MEMBERS][512];   /* those URLs, credentials masked */
+    char label[1024];                        /* "lock 'x'", "MultiLock 'a', 'b'", ... for messages */
+};
+
+static const char *kind_word(edgelock_lock_kind kind)
+{
+    switch (kind) {
+    case EDGELOCK_FAIR: return "fair ";
+    case EDGELOCK_READ: return "read ";
+    case EDGELOCK_WRITE: return "write ";
+    case EDGELOCK_FENCED: return "fenced ";
+    default: return "";
+    }
+}
+
+/* Shared by the main thread, the lock thread and the loop threads' callback. */
 struct run_state {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t main_thread;
-    edgelock_client *client;
-    edgelock_lock lock;
-    const char *name;
-    int64_t wait_ms, lease_ms;
+    const struct run_args *a;
+    edgelock_client *clients[EDGELOCK_MAX_MEMBERS];
+    size_t nclients;
+    edgelock_member m[EDGELOCK_MAX_MEMBERS]; /* a->n of them */
 
     /* lock thread -> main, under mu */
     int acquire_done;
     edgelock_status check_st; /* reachability check */
+    size_t reachable;         /* RedLock: servers that answered the check */
     edgelock_status acquire_st;
+    int64_t token;        /* --fenced */
+    int64_t validity_ms;  /* --redlock */
+    uint64_t acquired_at; /* now_ms() when the acquire call returned */
     edgelock_status release_st;
     /* main -> lock thread, under mu */
     int release_requested;
 
-    atomic_int lost; /* set by the lock-lost callback (loop thread) */
+    atomic_int lost; /* set by the lock-lost callback: 1 + the index of the member lost */
 };
 
 static void on_lock_lost(edgelock_client *client, edgelock_lock lock, uint64_t owner, void *user)
 {
-    (void)client;
-    (void)lock;
     (void)owner;
     struct run_state *s = user;
-    atomic_store(&s->lost, 1);
-    pthread_kill(s->main_thread, SIGUSR1); /* the main thread takes it in sigwaitinfo() */
+    int which = 1;
+    for (size_t i = 0; i < s->a->n; i++)
+        if (s->m[i].client == client && s->m[i].lock.id == lock.id)
+            which = (int)i + 1;
+    int none = 0;
+    atomic_compare_exchange_strong(&s->lost, &none, which); /* the first loss is the one reported */
+    pthread_kill(s->main_thread, SIGUSR1);                  /* the main thread takes it in sigwaitinfo() */
+}
+
+/* The reachability check of one member, on a thread of its own for RedLock. */
+struct probe {
+    edgelock_member m;
+    edgelock_status st;
+    int locked;
+};
+
+static void *probe_thread(void *arg)
+{
+    struct probe *p = arg;
+    p->st = edgelock_is_locked(p->m.client, p->m.lock, &p->locked);
+    return NULL;
+}
+
+/* A cheap check before waiting: a lock call waiting forever would otherwise
+ * also wait forever for an unreachable Redis. One server (one lock or a
+ * MultiLock): every member must answer. RedLock: the servers are asked at once
+ * (a dead one costs its connect timeout once, not in turn) and a majority must
+ * answer; each one that does not is named on stderr. *held: members held
+ * elsewhere now. */
+static edgelock_status check_members(struct run_state *s, int *held)
+{
+    const struct run_args *a = s->a;
+    struct probe p[EDGELOCK_MAX_MEMBERS];
+    pthread_t th[EDGELOCK_MAX_MEMBERS];
+    int started[EDGELOCK_MAX_MEMBERS] = {0};
+    *held = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        p[i].m = s->m[i];
+        p[i].locked = 0;
+        if (a->shape == RUN_REDLOCK)
+            started[i] = pthread_create(&th[i], NULL, probe_thread, &p[i]) == 0;
+        if (!started[i]) {
+            probe_thread(&p[i]);
+            if (a->shape != RUN_REDLOCK && p[i].st != EDGELOCK_OK)
+                return p[i].st; /* one server: no point asking about the others */
+        }
+    }
+    edgelock_status first_err = EDGELOCK_OK;
+    size_t ok = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        if (p[i].st == EDGELOCK_OK) {
+            ok++;
+            *held += p[i].locked != 0;
+        } else {
+            if (first_err == EDGELOCK_OK || (is_unreachable(first_err) && !is_unreachable(p[i].st)))
+                first_err = p[i].st; /* an answer with an error says more than silence */
+            msg("RedLock server %s: %s", a->shown[i], edgelock_status_str(p[i].st));
+        }
+    }
+    s->reachable = ok;
+    if (a->shape == RUN_REDLOCK)
+        return ok >= a->n / 2 + 1 ? EDGELOCK_OK : first_err;
+    return first_err;
 }
 
 static void *lock_thread(void *arg)
 {
     struct run_state *s = arg;
-    int locked = 0;
-    /* A cheap reachability check first: a lock call waiting forever would
-     * otherwise also wait forever for an unreachable Redis. */
-    edgelock_status check = edgelock_is_locked(s->client, s->lock, &locked);
+    const struct run_args *a = s->a;
+    int held = 0;
+    int64_t token = 0, validity = 0;
+    edgelock_status check = check_members(s, &held);
     edgelock_status st = check;
     if (check == EDGELOCK_OK) {
-        if (locked && verbose) {
-            if (s->wait_ms == EDGELOCK_WAIT_FOREVER)
-                msg("lock '%s' is held elsewhere; waiting for it", s->name);
+        if (held && verbose) {
+            char what[64] = "";
+            if (a->shape == RUN_MULTI)
+                snprintf(what, sizeof(what), " (%d of its %zu locks)", held, a->n);
+            else if (a->shape == RUN_REDLOCK)
+                snprintf(what, sizeof(what), " (on %d of %zu servers)", held, a->n);
+            if (a->wait_ms == EDGELOCK_WAIT_FOREVER)
+                msg("%s is held elsewhere%s; waiting for it", a->label, what);
             else
-                msg("lock '%s' is held elsewhere; waiting up to %" PRId64 " ms", s->name, s->wait_ms);
+                msg("%s is held elsewhere%s; waiting up to %" PRId64 " ms", a->label, what, a->wait_ms);
         }
-        st = edgelock_try_lock(s->client, s->lock, s->wait_ms, s->lease_ms);
+        switch (a->shape) {
+        case RUN_ONE:
+            st = edgelock_try_lock_token(s->m[0].client, s->m[0].lock, a->wait_ms, a->lease_ms, &token);
+            break;
+        case RUN_MULTI: st = edgelock_multi_try_lock(s->m, a->n, a->wait_ms, a->lease_ms); break;
+        case RUN_REDLOCK:
+            st = edgelock_redlock_try_lock(s->m, a->n, a->wait_ms, a->lease_ms, &validity);
+            break;
+        }
     }
+    uint64_t at = now_ms();
 
     pthread_mutex_lock(&s->mu);
     s->check_st = check;
     s->acquire_st = st;
+    s->token = token;
+    s->validity_ms = validity;
+    s->acquired_at = at;
     s->acquire_done = 1;
     pthread_kill(s->main_thread, SIGUSR1);
     if (st == EDGELOCK_OK)
@@ -426,7 +624,12 @@ static void *lock_thread(void *arg)
     if (st != EDGELOCK_OK)
         return NULL;
 
-    edgelock_status rst = edgelock_unlock(s->client, s->lock, NULL);
+    edgelock_status rst = EDGELOCK_OK;
+    switch (a->shape) {
+    case RUN_ONE: rst = edgelock_unlock(s->m[0].client, s->m[0].lock, NULL); break;
+    case RUN_MULTI: rst = edgelock_multi_unlock(s->m, a->n); break;
+    case RUN_REDLOCK: rst = edgelock_redlock_unlock(s->m, a->n); break;
+    }
     pthread_mutex_lock(&s->mu);
     s->release_st = rst;
     pthread_mutex_unlock(&s->mu);
@@ -478,8 +681,40 @@ static int resolve_cmd(const char *cmd, char *out, size_t cap)
     return result;
 }
 
+/* The variables `run` sets for CMD. Inherited values are dropped, so that
+ * CMD never mistakes an outer `edgelock run`'s token for its own. */
+static const char *const child_vars[] = {"EDGELOCK_TOKEN=", "EDGELOCK_VALIDITY_MS="};
+#define CHILD_VARS (sizeof(child_vars) / sizeof(child_vars[0]))
+
+extern char **environ;
+
+/* edgelock's environment without child_vars, plus the non-NULL `add` strings
+ * ("NAME=value"). Built before fork. NULL when out of memory. */
+static char **child_environment(char *const add[CHILD_VARS])
+{
+    size_t n = 0;
+    for (char **e = environ; e && *e; e++)
+        n++;
+    char **env = malloc((n + CHILD_VARS + 1) * sizeof(*env));
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (char **e = environ; e && *e; e++) {
+        int ours = 0;
+        for (size_t v = 0; v < CHILD_VARS; v++)
+            ours |= strncmp(*e, child_vars[v], strlen(child_vars[v])) == 0;
+        if (!ours)
+            env[k++] = *e;
+    }
+    for (size_t v = 0; v < CHILD_VARS; v++)
+        if (add[v])
+            env[k++] = add[v];
+    env[k] = NULL;
+    return env;
+}
+
 /* In the child, between fork and exec: async-signal-safe calls only. */
-static void exec_child(const char *path, char **argv, const sigset_t *orig_mask, pid_t parent,
+static void exec_child(const char *path, char **argv, char **envp, const sigset_t *orig_mask, pid_t parent,
                        int restore_sigchld_ignore)
 {
 #ifdef __linux__
@@ -496,7 +731,7 @@ static void exec_child(const char *path, char **argv, const sigset_t *orig_mask,
     for (int fd = 3; fd < TRACKED_FDS; fd++)
         if (!inherited_fd[fd])
             close(fd);
-    execv(path, argv);
+    execve(path, argv, envp);
     int err = errno;
     static const char m1[] = "edgelock: cannot execute ";
     static const char m2[] = "\n";
@@ -517,14 +752,6 @@ static const char *signame(int sig)
     }
 }
 
-struct run_args {
-    int64_t wait_ms;  /* EDGELOCK_WAIT_FOREVER or >= 0 */
-    int64_t lease_ms; /* EDGELOCK_LEASE_WATCHDOG or > 0 */
-    uint32_t watchdog_ms;
-    const char *name;
-    char **cmd;
-};
-
 /* Ends the lock thread: asks it to release (when it holds the lock) and joins it. */
 static void finish_lock_thread(struct run_state *s, pthread_t th)
 {
@@ -533,6 +760,44 @@ static void finish_lock_thread(struct run_state *s, pthread_t th)
     pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
     pthread_join(th, NULL);
+}
+
+static void destroy_clients(struct run_state *s)
+{
+    for (size_t i = 0; i < s->nclients; i++)
+        edgelock_client_destroy(s->clients[i]);
+    s->nclients = 0;
+}
+
+/* The clients and handles of `run`: one client for one lock or a MultiLock,
+ * one per server for a RedLock. 0, or an exit code (nothing left behind). */
+static int make_members(const struct options *o, const struct run_args *a, struct run_state *s)
+{
+    size_t max_name = 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (strlen(a->names[i]) > max_name)
+            max_name = strlen(a->names[i]);
+    for (size_t i = 0; i < a->n; i++) {
+        edgelock_client *c;
+        if (a->shape == RUN_REDLOCK || i == 0) {
+            uint32_t nlocks = a->shape == RUN_MULTI ? (uint32_t)a->n : 1;
+            uint32_t timeout = a->shape == RUN_REDLOCK ? REDLOCK_TIMEOUT_MS : REDIS_TIMEOUT_MS;
+            int rc = create_client(a->shape == RUN_REDLOCK ? a->urls[i] : o->url, nlocks, max_name, timeout,
+                                   a->watchdog_ms, on_lock_lost, s, &c);
+            if (rc) {
+                destroy_clients(s);
+                return rc;
+            }
+            s->clients[s->nclients++] = c;
+        }
+        s->m[i].client = s->clients[s->nclients - 1];
+        int rc = new_handle(s->m[i].client, a->kind, a->names[i], &s->m[i].lock);
+        if (rc) {
+            destroy_clients(s);
+            return rc;
+        }
+    }
+    return 0;
 }
 
 static int cmd_run(const struct options *o, const struct run_args *a)
@@ -561,24 +826,22 @@ static int cmd_run(const struct options *o, const struct run_args *a)
     pthread_sigmask(SIG_BLOCK, &handled, &orig_mask);
     note_inherited_fds();
 
-    static struct run_state s; /* static: the loop thread's callback points at it */
+    static struct run_state s; /* static: the loop threads' callback points at it */
     memset(&s, 0, sizeof(s));
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.cv, NULL);
     s.main_thread = pthread_self();
-    s.name = a->name;
-    s.wait_ms = a->wait_ms;
-    s.lease_ms = a->lease_ms;
+    s.a = a;
     atomic_init(&s.lost, 0);
 
-    rc = make_client(o, a->name, on_lock_lost, &s, a->watchdog_ms, &s.client, &s.lock);
+    rc = make_members(o, a, &s);
     if (rc)
         return rc;
 
     pthread_t th;
     if (pthread_create(&th, NULL, lock_thread, &s) != 0) {
         msg("cannot start a thread");
-        edgelock_client_destroy(s.client);
+        destroy_clients(&s);
         return EXIT_OSERR;
     }
 
@@ -595,15 +858,16 @@ static int cmd_run(const struct options *o, const struct run_args *a)
             pthread_mutex_unlock(&s.mu);
             if (done && s.acquire_st == EDGELOCK_OK) { /* got it just now: give it back */
                 finish_lock_thread(&s, th);
-                edgelock_client_destroy(s.client);
-                msg("%s received; lock '%s' released without running the command", signame(sig), a->name);
+                destroy_clients(&s);
+                msg("%s received; %s released without running the command", signame(sig), a->label);
                 return 128 + sig;
             }
-            /* The API cannot cancel a blocking lock call, and the client must not
+            /* The API cannot cancel a blocking lock call, and a client must not
              * be destroyed under a thread that may still enter it: leave at once.
              * Nothing is held (an acquire whose reply is still on its way would
-             * expire with its lease). */
-            msg("%s received while waiting for lock '%s'; gave up", signame(sig), a->name);
+             * expire with its lease; a fair lock's queue entry lapses after its
+             * window). */
+            msg("%s received while waiting for %s; gave up", signame(sig), a->label);
             _exit(128 + sig);
         }
         pthread_mutex_unlock(&s.mu);
@@ -614,50 +878,91 @@ static int cmd_run(const struct options *o, const struct run_args *a)
     if (s.acquire_st != EDGELOCK_OK) {
         edgelock_status st = s.acquire_st;
         pthread_join(th, NULL);
-        edgelock_client_destroy(s.client);
+        destroy_clients(&s);
         if (st == EDGELOCK_ERR_WAIT_TIMEOUT) {
-            msg("lock '%s' not acquired within %" PRId64 " ms", a->name, a->wait_ms);
+            msg("%s not acquired within %" PRId64 " ms", a->label, a->wait_ms);
             return EXIT_NOT_ACQUIRED;
         }
-        return report_failure(o, s.check_st != EDGELOCK_OK ? "checking" : "acquiring", a->name, st);
+        if (a->shape == RUN_REDLOCK && is_unreachable(st)) {
+            if (s.check_st != EDGELOCK_OK)
+                msg("cannot reach Redis: %zu of the %zu RedLock servers answered, a majority (%zu) is "
+                    "needed",
+                    s.reachable, a->n, a->n / 2 + 1);
+            else
+                msg("cannot reach Redis: a majority of the %zu RedLock servers did not answer while "
+                    "acquiring %s",
+                    a->n, a->label);
+            return EXIT_UNAVAILABLE;
+        }
+        return report_failure(o->shown_url, s.check_st != EDGELOCK_OK ? "checking" : "acquiring", a->label,
+                              st);
     }
-    uint64_t acquired_at = now_ms();
+    uint64_t acquired_at = s.acquired_at;
     if (verbose) {
-        if (a->lease_ms == EDGELOCK_LEASE_WATCHDOG)
-            msg("acquired lock '%s' after %" PRIu64 " ms (watchdog lease %u ms, renewed every %u ms)",
-                a->name, acquired_at - wait_start, a->watchdog_ms, a->watchdog_ms / 3);
+        char extra[64] = "";
+        if (a->kind == EDGELOCK_FENCED)
+            snprintf(extra, sizeof(extra), "token %" PRId64 ", ", s.token);
+        if (a->shape == RUN_REDLOCK)
+            msg("acquired %s after %" PRIu64 " ms (fixed lease %" PRId64 " ms, validity %" PRId64 " ms)",
+                a->label, acquired_at - wait_start, a->lease_ms, s.validity_ms);
+        else if (a->lease_ms == EDGELOCK_LEASE_WATCHDOG)
+            msg("acquired %s after %" PRIu64 " ms (%swatchdog lease %u ms, renewed every %u ms)", a->label,
+                acquired_at - wait_start, extra, a->watchdog_ms, a->watchdog_ms / 3);
         else
-            msg("acquired lock '%s' after %" PRIu64 " ms (fixed lease %" PRId64 " ms)", a->name,
-                acquired_at - wait_start, a->lease_ms);
+            msg("acquired %s after %" PRIu64 " ms (%sfixed lease %" PRId64 " ms)", a->label,
+                acquired_at - wait_start, extra, a->lease_ms);
     }
 
     /* Phase 2: CMD runs while we hold the lock. */
+    char token_var[64], validity_var[64];
+    char *add[CHILD_VARS] = {NULL, NULL};
+    if (a->kind == EDGELOCK_FENCED) {
+        snprintf(token_var, sizeof(token_var), "EDGELOCK_TOKEN=%" PRId64, s.token);
+        add[0] = token_var;
+    }
+    if (a->shape == RUN_REDLOCK) {
+        snprintf(validity_var, sizeof(validity_var), "EDGELOCK_VALIDITY_MS=%" PRId64, s.validity_ms);
+        add[1] = validity_var;
+    }
+    char **envp = child_environment(add);
     pid_t parent = getpid();
-    pid_t child = fork();
+    pid_t child = envp ? fork() : -1;
     if (child < 0) {
-        int err = errno;
+        int err = envp ? errno : ENOMEM;
         finish_lock_thread(&s, th);
-        edgelock_client_destroy(s.client);
-        msg("cannot fork: %s", strerror(err));
+        destroy_clients(&s);
+        free(envp);
+        msg("cannot start the command: %s", strerror(err));
         return EXIT_OSERR;
     }
     if (child == 0)
-        exec_child(path, a->cmd, &orig_mask, parent, sigchld_was_ignored);
+        exec_child(path, a->cmd, envp, &orig_mask, parent, sigchld_was_ignored);
+    free(envp);
 
     int lost_reported = 0;
     int status = 0;
-    uint64_t lease_end = a->lease_ms > 0 ? acquired_at + (uint64_t)a->lease_ms : 0;
+    /* A fixed lease, or a RedLock's validity, ends at a known time: the lock is
+     * then gone (nothing renews it), whether or not anyone else notices. */
+    uint64_t lease_end = 0;
+    if (a->shape == RUN_REDLOCK)
+        lease_end = acquired_at + (uint64_t)s.validity_ms;
+    else if (a->lease_ms > 0)
+        lease_end = acquired_at + (uint64_t)a->lease_ms;
     for (;;) {
         siginfo_t si;
         int sig;
         /* Checked on every turn, not only on SIGUSR1: the lost callback's
          * SIGUSR1 may have merged with the lock thread's, taken in phase 1. */
-        if (atomic_load(&s.lost) && !lost_reported) {
+        int lost = atomic_load(&s.lost);
+        if (lost && !lost_reported) {
             lost_reported = 1;
-            msg("lock '%s' was lost while the command was running (renewal failed: key "
+            char which[600] = "";
+            if (a->shape == RUN_MULTI)
+                snprintf(which, sizeof(which), "lock '%s' of the ", a->names[lost - 1]);
+            msg("%s%s was lost while the command was running (renewal failed: key "
                 "deleted or expired, or Redis gone for a whole lease); sending SIGTERM to "
                 "the command (pid %ld)",
-                a->name, (long)child);
+                which, a->label, (long)child);
             kill(child, SIGTERM);
         }
         if (lease_end && !lost_reported) {
@@ -667,9 +972,15 @@ static int cmd_run(const struct options *o, const struct run_args *a)
             sig = sigtimedwait(&handled, &si, &ts);
             if (sig < 0 && errno == EAGAIN) {
                 lost_reported = 1;
-                msg("fixed lease of %" PRId64 " ms on lock '%s' ran out while the command was "
-                    "running; sending SIGTERM to the command (pid %ld)",
-                    a->lease_ms, a->name, (long)child);
+                if (a->shape == RUN_REDLOCK)
+                    msg("RedLock validity of %" PRId64 " ms on %s ran out while the command was "
+                        "running (a RedLock is not renewed: give --lease room for the command); "
+                        "sending SIGTERM to the command (pid %ld)",
+                        s.validity_ms, a->label, (long)child);
+                else
+                    msg("fixed lease of %" PRId64 " ms on %s ran out while the command was "
+                        "running; sending SIGTERM to the command (pid %ld)",
+                        a->lease_ms, a->label, (long)child);
                 kill(child, SIGTERM);
                 continue;
             }
@@ -701,16 +1012,16 @@ static int cmd_run(const struct options *o, const struct run_args *a)
     edgelock_status rst = s.release_st;
     if (rst == EDGELOCK_OK) {
         if (verbose)
-            msg("released lock '%s' after %" PRIu64 " ms", a->name, now_ms() - acquired_at);
+            msg("released %s after %" PRIu64 " ms", a->label, now_ms() - acquired_at);
     } else if (rst == EDGELOCK_ERR_LOST || rst == EDGELOCK_ERR_NOT_OWNER) {
         if (!lost_reported)
-            msg("lock '%s' was lost before the command finished (%s)", a->name, edgelock_status_str(rst));
+            msg("%s was lost before the command finished (%s)", a->label, edgelock_status_str(rst));
         lost_reported = 1;
     } else {
-        msg("could not release lock '%s': %s; it expires on its own within its lease", a->name,
+        msg("could not release %s: %s; it expires on its own within its lease", a->label,
             edgelock_status_str(rst));
     }
-    edgelock_client_destroy(s.client);
+    destroy_clients(&s);
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.cv);
     return lost_reported ? EXIT_LOST : code;
@@ -811,6 +1122,29 @@ static int64_t reply_int(const redisReply *r)
     return 0;
 }
 
+/* Text for ms as "S.mmm s" (ms >= 0). */
+static void print_secs(FILE *f, int64_t ms)
+{
+    fprintf(f, "%" PRId64 ".%03" PRId64 " s", ms / 1000, ms % 1000);
+}
+
+/* The element of a flat [member, score, ...] array whose member is `owner`:
+ * its score as an integer. 0 when absent. */
+static int zset_score(const redisReply *z, const redisReply *owner, int64_t *score)
+{
+    if (z->type != REDIS_REPLY_ARRAY)
+        return 0;
+    for (size_t i = 0; i + 1 < z->elements; i += 2) {
+        const redisReply *m = z->element[i], *sc = z->element[i + 1];
+        if (m->type == REDIS_REPLY_STRING && m->len == owner->len &&
+            memcmp(m->str, owner->str, m->len) == 0 && sc->type == REDIS_REPLY_STRING) {
+            *score = (int64_t)strtod(sc->str, NULL);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int cmd_status(const struct options *o, const char *name, int json)
 {
     redisContext *rc;
@@ -818,24 +1152,37 @@ static int cmd_status(const struct options *o, const char *name, int json)
     if (code)
         return code;
 
-    size_t qcap = strlen(name) + 64;
-    char *queue = malloc(qcap);
-    if (!queue) {
+    size_t kcap = strlen(name) + 64;
+    char *queue = malloc(kcap), *timeouts = malloc(kcap), *token_key = malloc(kcap);
+    if (!queue || !timeouts || !token_key) {
+        free(queue);
+        free(timeouts);
+        free(token_key);
         redisFree(rc);
         return EXIT_OSERR;
     }
-    prefix_name(queue, qcap, "redisson_lock_queue", name);
+    prefix_name(queue, kcap, "redisson_lock_queue", name);
+    prefix_name(timeouts, kcap, "redisson_lock_timeout", name);
+    prefix_name(token_key, kcap, "redisson_lock_token", name);
 
-    /* One snapshot: the hash, its TTL and (for a fair lock) the queue. */
+    /* One snapshot: the hash and its TTL; a fair lock's queue and deadlines
+     * (ms since the epoch, by Redis's clock for edgelock writers); a fenced
+     * lock's last token; and Redis's own time to read the deadlines against. */
+    enum { N_CMDS = 7 };
     redisAppendCommand(rc, "MULTI");
     redisAppendCommand(rc, "TYPE %s", name);
     redisAppendCommand(rc, "HGETALL %s", name);
     redisAppendCommand(rc, "PTTL %s", name);
     redisAppendCommand(rc, "LRANGE %s 0 -1", queue);
+    redisAppendCommand(rc, "ZRANGE %s 0 -1 WITHSCORES", timeouts);
+    redisAppendCommand(rc, "GET %s", token_key);
+    redisAppendCommand(rc, "TIME");
     redisAppendCommand(rc, "EXEC");
     free(queue);
+    free(timeouts);
+    free(token_key);
     redisReply *exec = NULL;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < N_CMDS + 2; i++) {
         void *r = NULL;
         if (redisGetReply(rc, &r) != REDIS_OK) {
             msg("cannot read lock '%s' from Redis at %s: %s", name, o->shown_url, rc->errstr);
@@ -844,21 +1191,22 @@ static int cmd_status(const struct options *o, const char *name, int json)
             redisFree(rc);
             return EXIT_UNAVAILABLE;
         }
-        if (i == 5)
+        if (i == N_CMDS + 1)
             exec = r;
         else
             freeReplyObject(r);
     }
     redisFree(rc);
-    if (!exec || exec->type != REDIS_REPLY_ARRAY || exec->elements != 4) {
+    if (!exec || exec->type != REDIS_REPLY_ARRAY || exec->elements != N_CMDS) {
         msg("unexpected answer from Redis at %s: %s", o->shown_url,
-            exec && exec->type == REDIS_REPLY_ERROR ? exec->str : "not a 4-element array");
+            exec && exec->type == REDIS_REPLY_ERROR ? exec->str : "not an array of the snapshot's replies");
         if (exec)
             freeReplyObject(exec);
         return EXIT_REMOTE;
     }
     const redisReply *type = exec->element[0], *hash = exec->element[1], *pttl = exec->element[2],
-                     *q = exec->element[3];
+                     *q = exec->element[3], *z = exec->element[4], *tok = exec->element[5],
+                     *tm = exec->element[6];
     const char *type_s = type->type == REDIS_REPLY_STATUS ? type->str : "?";
     int held = strcmp(type_s, "hash") == 0;
     if (!held && strcmp(type_s, "none") != 0) {
@@ -876,8 +1224,16 @@ static int cmd_status(const struct options *o, const char *name, int json)
                 mode_len = hash->element[i + 1]->len;
             }
     }
+    /* A queue, zset or token key of another type reads as absent. */
     size_t nq = q->type == REDIS_REPLY_ARRAY ? q->elements : 0;
     size_t nholders = held && hash->type == REDIS_REPLY_ARRAY ? hash->elements / 2 - (mode ? 1 : 0) : 0;
+    int has_token = tok->type == REDIS_REPLY_STRING;
+    int64_t token = has_token ? strtoll(tok->str, NULL, 10) : 0;
+    int64_t redis_now = 0;
+    if (tm->type == REDIS_REPLY_ARRAY && tm->elements == 2 && tm->element[0]->type == REDIS_REPLY_STRING &&
+        tm->element[1]->type == REDIS_REPLY_STRING)
+        redis_now =
+            strtoll(tm->element[0]->str, NULL, 10) * 1000 + strtoll(tm->element[1]->str, NULL, 10) / 1000;
 
     if (json) {
         printf("{\"name\":");
@@ -909,7 +1265,23 @@ static int cmd_status(const struct options *o, const char *name, int json)
                 putchar(',');
             json_string(stdout, q->element[i]->str, q->element[i]->len);
         }
-        printf("]}\n");
+        printf("],\"waiters\":[");
+        for (size_t i = 0; i < nq; i++) {
+            int64_t deadline;
+            printf("%s{\"owner\":", i ? "," : "");
+            json_string(stdout, q->element[i]->str, q->element[i]->len);
+            if (zset_score(z, q->element[i], &deadline))
+                printf(",\"deadline_ms\":%" PRId64 ",\"expires_in_ms\":%" PRId64 "}", deadline,
+                       deadline - redis_now);
+            else
+                printf(",\"deadline_ms\":null,\"expires_in_ms\":null}");
+        }
+        printf("],\"token\":");
+        if (has_token)
+            printf("%" PRId64, token);
+        else
+            printf("null");
+        printf("}\n");
     } else {
         text_string(stdout, name, strlen(name));
         if (!held) {
@@ -921,10 +1293,13 @@ static int cmd_status(const struct options *o, const char *name, int json)
                 text_string(stdout, mode, mode_len);
                 printf(")");
             }
-            if (ttl >= 0)
-                printf(", expires in %" PRId64 ".%03" PRId64 " s\n", ttl / 1000, ttl % 1000);
-            else
+            if (ttl >= 0) {
+                printf(", expires in ");
+                print_secs(stdout, ttl);
+                putchar('\n');
+            } else {
                 printf(", no expiry\n");
+            }
             printf("  %zu holder%s:\n", nholders, nholders == 1 ? "" : "s");
             for (size_t i = 0; i + 1 < hash->elements; i += 2) {
                 const redisReply *f = hash->element[i];
@@ -936,13 +1311,26 @@ static int cmd_status(const struct options *o, const char *name, int json)
             }
         }
         if (nq) {
-            printf("  %zu queued:\n", nq);
+            printf("  %zu queued (served in this order):\n", nq);
             for (size_t i = 0; i < nq; i++) {
+                int64_t deadline;
                 printf("    %zu. ", i + 1);
                 text_string(stdout, q->element[i]->str, q->element[i]->len);
-                putchar('\n');
+                if (!zset_score(z, q->element[i], &deadline)) {
+                    printf("  (no deadline)\n");
+                } else if (deadline >= redis_now) {
+                    printf("  deadline in ");
+                    print_secs(stdout, deadline - redis_now);
+                    putchar('\n');
+                } else {
+                    printf("  deadline passed ");
+                    print_secs(stdout, redis_now - deadline);
+                    printf(" ago (dropped at the next attempt)\n");
+                }
             }
         }
+        if (has_token)
+            printf("  fencing token: %" PRId64 " (the last one issued)\n", token);
     }
     freeReplyObject(exec);
     return fflush(stdout) == 0 ? 0 : EXIT_OSERR;
@@ -954,7 +1342,7 @@ static int cmd_unlock(const struct options *o, const char *name)
 {
     edgelock_client *c;
     edgelock_lock lk;
-    int rc = make_client(o, name, NULL, NULL, 0, &c, &lk);
+    int rc = make_client(o, name, &c, &lk);
     if (rc)
         return rc;
     /* Force unlock deletes the key whatever it holds. The hold-count read (HGET)
@@ -970,13 +1358,105 @@ static int cmd_unlock(const struct options *o, const char *name)
     if (st == EDGELOCK_OK)
         st = edgelock_force_unlock(c, lk, &deleted);
     edgelock_client_destroy(c);
-    if (st != EDGELOCK_OK)
-        return report_failure(o, "force-unlocking", name, st);
+    if (st != EDGELOCK_OK) {
+        char label[600];
+        snprintf(label, sizeof(label), "lock '%.500s'", name);
+        return report_failure(o->shown_url, "force-unlocking", label, st);
+    }
     printf("%s: %s\n", name, deleted ? "force-unlocked (waiters notified)" : "was not held");
     return 0;
 }
 
 /* ----------------------------------------------------------------- main -- */
+
+/* Splits a --multi / --redlock list in place into out[first..]; *n is the
+ * count so far. 0, or a usage error. */
+static int split_list(const char *flag, char *list, const char **out, size_t *n)
+{
+    for (char *p = list;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = 0;
+        if (!*p)
+            return usage_error("%s: empty item in the comma-separated list", flag);
+        if (*n >= EDGELOCK_MAX_MEMBERS)
+            return usage_error("%s: at most %d members in all (NAME or --url included)", flag,
+                               EDGELOCK_MAX_MEMBERS);
+        out[(*n)++] = p;
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+/* Fills the members of `run` (and the label for messages) from the lock kind
+ * and composite flags. 0, or a usage error. */
+static int run_members(const struct options *o, struct run_args *ra, const char *kind_flag,
+                       const char *list_flag, const char *list_value, int watchdog_given, int lease_given)
+{
+    const char *kw = kind_word(ra->kind);
+    ra->shape = RUN_ONE;
+    ra->n = 1;
+    ra->names[0] = ra->name;
+    ra->urls[0] = o->url;
+    snprintf(ra->shown[0], sizeof(ra->shown[0]), "%s", o->shown_url);
+    if (!list_flag) {
+        snprintf(ra->label, sizeof(ra->label), "%slock '%s'", kw, ra->name);
+        return 0;
+    }
+    if (kind_flag && ra->kind == EDGELOCK_FENCED)
+        return usage_error("--fenced and %s exclude each other: a composite lock has no single token",
+                           list_flag);
+    char *list = strdup(list_value);
+    if (!list) {
+        msg("out of memory");
+        return EXIT_OSERR;
+    }
+    if (strcmp(list_flag, "--multi") == 0) {
+        ra->shape = RUN_MULTI;
+        int rc = split_list(list_flag, list, ra->names, &ra->n);
+        if (rc)
+            return rc;
+        for (size_t i = 1; i < ra->n; i++) {
+            if (strlen(ra->names[i]) > NAME_MAX_LEN)
+                return usage_error("--multi: a lock name is longer than %u bytes", NAME_MAX_LEN);
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(ra->names[i], ra->names[j]) == 0)
+                    return usage_error("--multi: lock '%s' is named twice", ra->names[i]);
+            ra->urls[i] = o->url;
+            snprintf(ra->shown[i], sizeof(ra->shown[i]), "%s", o->shown_url);
+        }
+        size_t len = (size_t)snprintf(ra->label, sizeof(ra->label), "%sMultiLock '%s'", kw, ra->name);
+        for (size_t i = 1; i < ra->n && len < sizeof(ra->label); i++)
+            len += (size_t)snprintf(ra->label + len, sizeof(ra->label) - len, ", '%s'", ra->names[i]);
+        return 0;
+    }
+
+    ra->shape = RUN_REDLOCK;
+    if (watchdog_given || !lease_given)
+        return usage_error("--redlock needs --lease MS: a RedLock is not renewed by the watchdog, "
+                           "and the command is stopped when its validity runs out");
+    int rc = split_list(list_flag, list, ra->urls, &ra->n);
+    if (rc)
+        return rc;
+    for (size_t i = 1; i < ra->n; i++) {
+        struct redis_url parts;
+        if (!parse_url(ra->urls[i], &parts))
+            return usage_error("--redlock: server %zu of the list is not a valid URL (expected "
+                               "redis://[user:password@]host[:port][/db]; not shown since it may hold a "
+                               "password)",
+                               i);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(ra->urls[i], ra->urls[j]) == 0)
+                return usage_error("--redlock: server %zu is given twice; RedLock needs independent "
+                                   "servers",
+                                   i);
+        redact_url(ra->urls[i], ra->shown[i], sizeof(ra->shown[i]));
+        ra->names[i] = ra->name;
+    }
+    snprintf(ra->label, sizeof(ra->label), "%sRedLock '%s' (%zu servers)", kw, ra->name, ra->n);
+    return 0;
+}
 
 /* "--opt VALUE" or "--opt=VALUE": returns the value and advances *i, or NULL. */
 static const char *opt_value(int argc, char **argv, int *i, const char *opt, int *err)
@@ -1012,6 +1492,9 @@ int main(int argc, char **argv)
     ra.wait_ms = EDGELOCK_WAIT_FOREVER;
     ra.lease_ms = EDGELOCK_LEASE_WATCHDOG;
     int watchdog_given = 0, lease_given = 0;
+    const char *kind_flag = NULL;  /* --fair, --read, --write or --fenced */
+    const char *list_flag = NULL;  /* --multi or --redlock */
+    const char *list_value = NULL; /* its comma-separated list */
 
     /* Options may come before or after the subcommand, up to NAME. */
     for (; i < argc; i++) {
@@ -1043,6 +1526,24 @@ int main(int argc, char **argv)
                 return usage_error("--watchdog: '%s' is not a number of milliseconds >= 30", v);
             ra.watchdog_ms = (uint32_t)w;
             watchdog_given = 1;
+        } else if (sub && strcmp(sub, "run") == 0 &&
+                   (strcmp(a, "--fair") == 0 || strcmp(a, "--read") == 0 || strcmp(a, "--write") == 0 ||
+                    strcmp(a, "--fenced") == 0)) {
+            if (kind_flag && strcmp(kind_flag, a) != 0)
+                return usage_error("%s and %s exclude each other: a lock has one kind", kind_flag, a);
+            kind_flag = a;
+            ra.kind = strcmp(a, "--fair") == 0    ? EDGELOCK_FAIR
+                      : strcmp(a, "--read") == 0  ? EDGELOCK_READ
+                      : strcmp(a, "--write") == 0 ? EDGELOCK_WRITE
+                                                  : EDGELOCK_FENCED;
+        } else if (sub && strcmp(sub, "run") == 0 &&
+                   ((v = opt_value(argc, argv, &i, "--multi", &err)) != NULL ||
+                    (!err && (v = opt_value(argc, argv, &i, "--redlock", &err)) != NULL))) {
+            const char *flag = strncmp(a, "--multi", 7) == 0 ? "--multi" : "--redlock";
+            if (list_flag)
+                return usage_error("%s and %s exclude each other (each may be given once)", list_flag, flag);
+            list_flag = flag;
+            list_value = v;
         } else if (sub && strcmp(sub, "status") == 0 && strcmp(a, "--json") == 0) {
             json = 1;
         } else if (sub && strcmp(sub, "unlock") == 0 && strcmp(a, "--force") == 0) {
@@ -1100,5 +1601,8 @@ int main(int argc, char **argv)
     if (!watchdog_given)
         ra.watchdog_ms = 30000;
     ra.cmd = argv + i;
+    int rc = run_members(&o, &ra, kind_flag, list_flag, list_value, watchdog_given, lease_given);
+    if (rc)
+        return rc;
     return cmd_run(&o, &ra);
 }

@@ -17,13 +17,17 @@ FAILED=0
 REDIS_PID=
 REDIS_PORT=
 REDIS_PASSWORD=
+ALL_REDIS_PIDS=() # every server start_redis started
 
 cleanup() {
     # Background jobs of the test first (their edgelock runs), then Redis.
-    local pids
+    local pids p
     pids=$(jobs -p)
     [ -n "$pids" ] && kill $pids 2>/dev/null
     [ -n "$REDIS_PID" ] && kill -9 "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
+    for p in ${ALL_REDIS_PIDS[@]+"${ALL_REDIS_PIDS[@]}"}; do
+        kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    done
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -54,6 +58,7 @@ start_redis() {
                 REDIS_URL=redis://127.0.0.1:$REDIS_PORT
                 if [ -n "$REDIS_PASSWORD" ]; then REDIS_URL=redis://:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT; fi
                 export EDGELOCK_URL=$REDIS_URL
+                ALL_REDIS_PIDS+=("$REDIS_PID")
                 return 0
             fi
             kill -0 "$REDIS_PID" 2>/dev/null || break
@@ -65,6 +70,29 @@ start_redis() {
     done
     echo "cannot start redis-server" >&2
     exit 2
+}
+
+# start_redis_n N: N independent servers (RedLock tests). Their ports, pids and
+# URLs in REDIS_PORTS[0..N-1], REDIS_PIDS[], REDIS_URLS[]; REDIS_PORT, REDIS_PID
+# and EDGELOCK_URL are left pointing at the last one, as start_redis leaves them.
+start_redis_n() {
+    local k
+    REDIS_PORTS=()
+    REDIS_PIDS=()
+    REDIS_URLS=()
+    for k in $(seq 1 "$1"); do
+        start_redis
+        REDIS_PORTS+=("$REDIS_PORT")
+        REDIS_PIDS+=("$REDIS_PID")
+        REDIS_URLS+=("$REDIS_URL")
+    done
+}
+
+# stop_redis_pid PID: stops one of the servers (SIGKILL), waits for it to go.
+stop_redis_pid() {
+    kill -9 "$1" 2>/dev/null && wait "$1" 2>/dev/null
+    [ "$1" = "$REDIS_PID" ] && REDIS_PID=
+    return 0
 }
 
 stop_redis() {

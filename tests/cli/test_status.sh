@@ -17,7 +17,7 @@ collect
 check "text says free" grep -qx "st-free: free" "$OUT"
 expect_rc 0 "status --json of a free lock" "$EDGELOCK" status st-free --json
 collect
-check "json of a free lock" grep -qx '{"name":"st-free","state":"free","ttl_ms":null,"mode":null,"holders":\[\],"queue":\[\]}' "$OUT"
+check "json of a free lock" grep -qx '{"name":"st-free","state":"free","ttl_ms":null,"mode":null,"holders":\[\],"queue":\[\],"waiters":\[\],"token":null}' "$OUT"
 
 # --- held by a running `run` (with user:password in --url, and -v) ----------------
 rm -f "$TMP/started" "$TMP/release"
@@ -34,7 +34,7 @@ collect
 check "json: state held" grep -q '"state":"held"' "$OUT"
 check "json: one holder, count 1" grep -Eq "\"holders\":\[\{\"owner\":\"$uuid_owner\",\"count\":1\}\]" "$OUT"
 ttl=$(sed -n 's/.*"ttl_ms":\([0-9]*\).*/\1/p' "$OUT")
-check "json: ttl_ms within the watchdog lease (got '$ttl')" [ -n "$ttl" ] && [ "$ttl" -gt 0 ] && [ "$ttl" -le 6000 ]
+check "json: ttl_ms within the watchdog lease (got '$ttl')" [ "${ttl:-0}" -gt 0 -a "${ttl:-0}" -le 6000 ]
 check "json is one line" [ "$(wc -l <"$OUT")" -eq 1 ]
 owner=$(grep -Eo "$uuid_owner" "$OUT")
 check "the owner is the one in Redis" [ "$(rcli hget st-held "$owner")" = 1 ]
@@ -53,14 +53,14 @@ collect
 check "text: mode" grep -q "^st-multi: held (mode read), expires in" "$OUT"
 check "text: two holders" grep -q "2 holders:" "$OUT"
 check "text: re-entrant count 2" grep -q "11111111-2222-3333-4444-555555555555:7  count 2" "$OUT"
-check "text: queue" grep -q "1. bbbbbbbb-2222-3333-4444-555555555555:3" "$OUT"
+check "text: queue" grep -q "1. bbbbbbbb-2222-3333-4444-555555555555:3  (no deadline)" "$OUT"
 expect_rc 0 "status --json of the same" "$EDGELOCK" status st-multi --json
 collect
-check "json: mode, holders and queue" grep -Eq '"mode":"read","holders":\[\{"owner":"11111111-2222-3333-4444-555555555555:7","count":2\},\{"owner":"aaaaaaaa-2222-3333-4444-555555555555:9","count":1\}\],"queue":\["bbbbbbbb-2222-3333-4444-555555555555:3"\]' "$OUT"
+check "json: mode, holders and queue" grep -Eq '"mode":"read","holders":\[\{"owner":"11111111-2222-3333-4444-555555555555:7","count":2\},\{"owner":"aaaaaaaa-2222-3333-4444-555555555555:9","count":1\}\],"queue":\["bbbbbbbb-2222-3333-4444-555555555555:3"\],"waiters":\[\{"owner":"bbbbbbbb-2222-3333-4444-555555555555:3","deadline_ms":null,"expires_in_ms":null\}\],"token":null\}$' "$OUT"
 rcli hset 'st-"odd' 'x"y:1' 1 >/dev/null
 expect_rc 0 "status --json escapes quotes; a hash without TTL" "$EDGELOCK" status 'st-"odd' --json
 collect
-check "json: escaped name and owner, ttl null" grep -qx '{"name":"st-\\"odd","state":"held","ttl_ms":null,"mode":null,"holders":\[{"owner":"x\\"y:1","count":1}\],"queue":\[\]}' "$OUT"
+check "json: escaped name and owner, ttl null" grep -qx '{"name":"st-\\"odd","state":"held","ttl_ms":null,"mode":null,"holders":\[{"owner":"x\\"y:1","count":1}\],"queue":\[\],"waiters":\[\],"token":null}' "$OUT"
 expect_rc 0 "text says no expiry" "$EDGELOCK" status 'st-"odd'
 check "... 'no expiry'" grep -q "held, no expiry" "$OUT"
 

@@ -407,3 +407,65 @@ TEST_CASE(async_multilock_and_redlock_on_one_loop)
         edgelock_client_destroy(c[i]);
     }
 }
+
+TEST_CASE(fair_waiters_leave_the_queue_when_their_client_goes)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *holder = make_client(r.url());
+    REQUIRE(holder);
+    edgelock_lock h = make_kind(holder, EDGELOCK_FAIR, "fair:bye");
+    CHECK_ST(edgelock_try_lock(holder, h, 0, 30000), EDGELOCK_OK);
+    const char *queue = "redisson_lock_queue:{fair:bye}";
+
+    // Gave up, then destroyed at once: the fire-and-forget abandon still lands.
+    for (int round = 0; round < 20; round++) {
+        edgelock_client *w = make_client(r.url());
+        REQUIRE(w);
+        edgelock_lock wl = make_kind(w, EDGELOCK_FAIR, "fair:bye");
+        CHECK_ST(edgelock_try_lock(w, wl, 50, 30000), EDGELOCK_ERR_WAIT_TIMEOUT);
+        edgelock_client_destroy(w);
+    }
+    CHECK(wait_until(1000, [&] { return redis_integer(r, "LLEN %s", queue) == 0; }));
+
+    // Destroyed while still waiting: it leaves its place too.
+    edgelock_client *w = make_client(r.url());
+    REQUIRE(w);
+    edgelock_lock wl = make_kind(w, EDGELOCK_FAIR, "fair:bye");
+    std::thread waiter([&] { CHECK_ST(edgelock_try_lock(w, wl, 30000, 30000), EDGELOCK_ERR_SHUTDOWN); });
+    CHECK(wait_until(5000, [&] { return redis_integer(r, "LLEN %s", queue) == 1; }));
+    edgelock_client_destroy(w);
+    waiter.join();
+    CHECK(wait_until(1000, [&] { return redis_integer(r, "LLEN %s", queue) == 0; }));
+    CHECK_EQ(redis_integer(r, "ZCARD %s", "redisson_lock_timeout:{fair:bye}"), 0);
+
+    CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(holder, h);
+    edgelock_client_destroy(holder);
+}
+
+TEST_CASE(redlock_counts_a_dead_server_as_failed_without_spending_the_wait)
+{
+    RedisServer s[3];
+    edgelock_client *c[3];
+    edgelock_member m[3];
+    for (int i = 0; i < 3; i++) {
+        REQUIRE(s[i].start());
+        c[i] = make_client(s[i].url(), [](edgelock_config *cfg) {
+            cfg->command_timeout_ms = 300;
+            cfg->connect_timeout_ms = 300;
+        });
+        REQUIRE(c[i]);
+        m[i] = {c[i], make_lock(c[i], "red:dead")};
+    }
+    s[2].stop();
+    // A long wait: the dead server must fail its attempt, not wait out its
+    // share (10 s), which would leave almost no validity of the 5 s lease.
+    int64_t validity = 0;
+    CHECK_ST(edgelock_redlock_try_lock(m, 3, 30000, 5000, &validity), EDGELOCK_OK);
+    CHECK(validity > 3000);
+    CHECK_ST(edgelock_redlock_unlock(m, 3), EDGELOCK_OK);
+    for (int i = 0; i < 3; i++) {
+        edgelock_lock_free(c[i], m[i].lock);
+        edgelock_client_destroy(c[i]);
+    }
+}
