@@ -468,6 +468,7 @@ struct run_args {
     const char *urls[EDGELOCK_MAX_MEMBERS];  /* the server of each member */
     char shown[EDGELOCK_MAX_MEMBERS][512];   /* those URLs, credentials masked */
     char label[1024];                        /* "lock 'x'", "MultiLock 'a', 'b'", ... for messages */
+    char list[4096]; /* the --multi / --redlock value, split in place; names[] and urls[] point into it */
 };
 
 static const char *kind_word(edgelock_lock_kind kind)
@@ -1407,11 +1408,9 @@ static int run_members(const struct options *o, struct run_args *ra, const char 
     if (kind_flag && ra->kind == EDGELOCK_FENCED)
         return usage_error("--fenced and %s exclude each other: a composite lock has no single token",
                            list_flag);
-    char *list = strdup(list_value);
-    if (!list) {
-        msg("out of memory");
-        return EXIT_OSERR;
-    }
+    if (strlen(list_value) >= sizeof(ra->list))
+        return usage_error("%s: the list is longer than %zu bytes", list_flag, sizeof(ra->list) - 1);
+    char *list = strcpy(ra->list, list_value);
     if (strcmp(list_flag, "--multi") == 0) {
         ra->shape = RUN_MULTI;
         int rc = split_list(list_flag, list, ra->names, &ra->n);
