@@ -200,7 +200,7 @@ void acquire_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock
     if (st == EDGELOCK_OK) {
         w->last_error = EDGELOCK_OK;
         if (reply->type == REDIS_REPLY_NIL) {
-            hold_acquired(c, w->hold_index, w->lease_ms, cmd->sent_ms, 0);
+            hold_acquired(c, w->hold_index, w->lease_ms, cmd->sent_ms);
             finish(c, index, EDGELOCK_OK);
         } else if (reply->type == REDIS_REPLY_INTEGER) {
             held_elsewhere(c, index, (int64_t)reply->integer);
@@ -210,7 +210,7 @@ void acquire_on_reply(Client *c, const Command *cmd, redisReply *reply, edgelock
             // Fenced lock: {-1, token} acquired, {pttl, -1} held elsewhere.
             if (reply->element[0]->integer == -1) {
                 int64_t token = (int64_t)reply->element[1]->integer;
-                hold_acquired(c, w->hold_index, w->lease_ms, cmd->sent_ms, token);
+                hold_acquired(c, w->hold_index, w->lease_ms, cmd->sent_ms);
                 finish(c, index, EDGELOCK_OK, token);
             } else {
                 held_elsewhere(c, index, (int64_t)reply->element[0]->integer);

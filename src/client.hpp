@@ -43,7 +43,6 @@ struct Hold {
     uint64_t renew_cmd;    // that batch's command id
     uint64_t confirmed_ms; // send time of the last acquire/renewal Redis confirmed
     uint64_t expires_ms;   // fixed lease: when it lapses at the latest by our clock
-    int64_t token;         // fenced lock: token of the latest acquire
 };
 
 // ---- lock calls in progress -------------------------------------------------
@@ -144,7 +143,6 @@ struct Client {
     struct event_base *base;
     bool owns_base;
     bool closing;
-    bool free_when_idle; // destroy requested from inside a callback
     uint32_t callback_depth;
 
     FixedTable<LockEntry> locks;
@@ -200,7 +198,6 @@ void conn_close(Connection *conn);        // final close at shutdown
 void conn_flush_output(Connection *conn); // write what hiredis holds for the socket, now
 bool conn_ready(const Connection *conn);
 void on_command_conn_ready(Client *c);
-void on_command_conn_down(Client *c, bool was_ready);
 void on_sub_conn_ready(Client *c);
 void on_sub_conn_down(Client *c);
 
@@ -224,7 +221,7 @@ Hold *hold_find(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index);
 Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index);
 void hold_unpin(Client *c, uint32_t index); // pending--, free when idle
 bool hold_active(const Client *c, const Hold *h, uint64_t now);
-void hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms, int64_t token);
+void hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms);
 void hold_mark_lost(Client *c, uint32_t index);
 void watchdog_arm(Client *c);
 void watchdog_tick(Client *c);

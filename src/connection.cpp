@@ -174,7 +174,6 @@ void conn_start(Connection *conn)
 
 static void went_down(Connection *conn)
 {
-    bool was_ready = conn->state == ConnState::Ready;
     conn->state = ConnState::Down;
     if (conn->down_since_ms == 0)
         conn->down_since_ms = edgelock_port_now_ms();
@@ -186,8 +185,6 @@ static void went_down(Connection *conn)
         return;
     if (conn->subscriber)
         on_sub_conn_down(c);
-    else
-        on_command_conn_down(c, was_ready);
     if (!c->closing)
         schedule_reconnect(conn);
 }

@@ -62,10 +62,9 @@ bool hold_active(const Client *, const Hold *h, uint64_t now)
     return h->count > 0 && !h->lost && (h->watchdog || now < h->expires_ms);
 }
 
-void hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms, int64_t token)
+void hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms)
 {
     Hold *h = c->holds.get(index);
-    h->token = token;
     if (lease_ms == EDGELOCK_LEASE_WATCHDOG) {
         h->watchdog = true;
     } else {
@@ -208,7 +207,5 @@ void on_command_conn_ready(Client *c)
         watchdog_tick(c);
     }
 }
-
-void on_command_conn_down(Client *, bool) {}
 
 } // namespace edgelock
