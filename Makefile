@@ -62,3 +62,16 @@ format-check:
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan
+
+# Benchmarks (bench/, BENCHMARKS.md, bench/results.json); never part of `make test`.
+# Installs the Debian packages it needs; node + npm are optional (without them
+# the node-redlock rows are skipped and BENCHMARKS.md says so).
+BENCH_BUILD ?= bench/build
+.PHONY: bench
+bench:
+	@EDGELOCK_EXTRA_PACKAGES="python3 python3-redis gnuplot-nox redis-tools" ./scripts/bootstrap.sh
+	@command -v npm >/dev/null 2>&1 || EDGELOCK_EXTRA_PACKAGES="nodejs npm" ./scripts/bootstrap.sh || \
+		echo "bench: node/npm could not be installed; the node-redlock rows will be skipped"
+	cmake -S bench -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BENCH_BUILD) -j$(JOBS)
+	/usr/bin/python3 bench/run_bench.py --build $(BENCH_BUILD) $(BENCH_FLAGS)

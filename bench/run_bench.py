@@ -1,0 +1,890 @@
+#!/usr/bin/env python3
+"""`make bench`: every scenario of issue 6 in one run, against one throwaway
+redis-server, then bench/results.json, the handoff PNGs and BENCHMARKS.md.
+
+    python3 bench/run_bench.py --build bench/build [--rounds 5] [--quick]
+
+Each round measures the floor first and then every scenario, so a ratio is
+taken against the floor of its own round; a reported figure is the median over
+rounds (of the value, or of the per-round ratio). Nothing here asserts: the
+goals are reported as met or missed.
+"""
+import argparse
+import atexit
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+OUT = os.path.join(HERE, "out")  # raw per-run output (gitignored)
+SYS_PY = "/usr/bin/python3"  # Debian's python3, where python3-redis lives
+FLOOR_OWNER = "5b0d3c1e-7a44-4f0e-9a57-0c2f1b9e8d41:4242"
+
+_redis_proc = None
+
+
+def log(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
+
+
+# ---- the throwaway redis-server -------------------------------------------------------
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def ping(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def start_redis():
+    global _redis_proc
+    for _ in range(5):
+        port = free_port()
+        _redis_proc = subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--logfile", "/dev/null", "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(300):
+            if ping(port):
+                return port
+            if _redis_proc.poll() is not None:
+                break
+            time.sleep(0.01)
+        stop_redis()
+    raise SystemExit("bench: cannot start redis-server")
+
+
+def stop_redis():
+    global _redis_proc
+    if _redis_proc and _redis_proc.poll() is None:
+        _redis_proc.kill()
+        _redis_proc.wait()
+    _redis_proc = None
+
+
+def redis_cli(port, *args):
+    return subprocess.run(["redis-cli", "-p", str(port)] + list(args), capture_output=True,
+                          text=True, timeout=30).stdout.strip()
+
+
+def flush(port):
+    redis_cli(port, "FLUSHALL")
+
+
+# ---- running one measurement ----------------------------------------------------------
+
+def run_json(cmd, timeout=300, cwd=None):
+    """Runs cmd, returns the JSON object on its last stdout line, or an error dict."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out after %d s: %s" % (timeout, " ".join(cmd))}
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        err = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+        return {"error": "%s: %s" % (os.path.basename(cmd[0]) if cmd[0] != SYS_PY and cmd[0] != "node"
+                                     else os.path.basename(cmd[1]), err)}
+    try:
+        return json.loads(lines[-1])
+    except ValueError:
+        return {"error": "unreadable output: " + lines[-1][:200]}
+
+
+def redis_benchmark(port, sha, clients, pipeline, n):
+    cmd = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", str(clients), "-P", str(pipeline),
+           "-n", str(n), "-r", "1000000", "--csv", "EVALSHA", sha, "1", "bench:rb:__rand_int__", "5000",
+           FLOOR_OWNER]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    rows = [l for l in p.stdout.splitlines() if l.startswith('"EVALSHA')]
+    if not rows:
+        return None
+    return float(rows[-1].split(",")[1].strip('"'))
+
+
+# ---- machine, versions, load ------------------------------------------------------------
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def cpu_times():
+    """(total, idle, steal) jiffies of all cores from /proc/stat."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal (guest time is inside user)
+    v = v[:8] + [0] * (8 - len(v[:8]))
+    return sum(v), v[3] + v[4], v[7]
+
+
+def busy_between(a, b):
+    total, idle = b[0] - a[0], b[1] - a[1]
+    return 0.0 if total <= 0 else 100.0 * (total - idle) / total
+
+
+def steal_between(a, b):
+    total = b[0] - a[0]
+    return 0.0 if total <= 0 else 100.0 * (b[2] - a[2]) / total
+
+
+def redis_stats(port):
+    """(calls per command, server CPU seconds) from INFO."""
+    out = redis_cli(port, "INFO", "commandstats") + "\n" + redis_cli(port, "INFO", "cpu")
+    calls, cpu = {}, 0.0
+    for line in out.splitlines():
+        m = re.match(r"cmdstat_([^:]+):calls=(\d+)", line)
+        if m:
+            calls[m.group(1)] = int(m.group(2))
+        m = re.match(r"used_cpu_(sys|user):([\d.]+)", line)
+        if m:
+            cpu += float(m.group(2))
+    return calls, cpu
+
+
+def with_floor(port, bench, cmd, timeout=300, count_key=None):
+    """Runs one scenario bracketed by floor probes (same seconds, same machine
+    state) and by Redis INFO, so its ratios and server cost are its own."""
+    before = run_json([bench, "probe", "--port", str(port)])
+    calls0, cpu0 = redis_stats(port)
+    t0 = time.time()
+    obj = run_json(cmd, timeout=timeout)
+    wall = time.time() - t0
+    calls1, cpu1 = redis_stats(port)
+    after = run_json([bench, "probe", "--port", str(port)])
+    if "error" in obj:
+        return obj
+    probe = {}
+    for k in ("hot_rtt_mean_us", "hot_rtt_p50_us", "idle_rtt_p50_us"):
+        vals = [p[k] for p in (before, after) if k in p]
+        probe[k] = sum(vals) / len(vals) if vals else None
+    obj["probe"] = probe
+    n = obj.get(count_key) if count_key else None
+    if n:
+        delta = {k: calls1.get(k, 0) - calls0.get(k, 0) for k in calls1}
+        delta.pop("info", None)
+        obj["redis_per_op"] = {k: v / n for k, v in sorted(delta.items()) if v > 0}
+        obj["redis_cpu_us_per_op"] = (cpu1 - cpu0) * 1e6 / n
+        obj["redis_cpu_pct_of_core"] = 100.0 * (cpu1 - cpu0) / wall if wall > 0 else None
+    return obj
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
+
+
+def cmd_version(cmd, pattern=None):
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=20).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if pattern:
+        m = re.search(pattern, out)
+        return m.group(1) if m else None
+    return out or None
+
+
+def dpkg_version(pkg):
+    return cmd_version(["dpkg-query", "-W", "-f=${Version}", pkg])
+
+
+# ---- reference libraries ------------------------------------------------------------------
+
+def prepare_redispy():
+    v = cmd_version([SYS_PY, "-c", "import redis; print(redis.__version__)"])
+    return (v, None) if v else (None, "python3-redis is not importable by %s" % SYS_PY)
+
+
+def prepare_redlock():
+    if not shutil.which("node") or not shutil.which("npm"):
+        return None, "node/npm not installed"
+    pkg = os.path.join(HERE, "node_modules", "redlock", "package.json")
+    if not os.path.exists(pkg) or not os.path.exists(os.path.join(HERE, "node_modules", "ioredis")):
+        log("npm install (redlock, ioredis) into bench/node_modules")
+        p = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE,
+                           capture_output=True, text=True, timeout=300)
+        if p.returncode != 0 or not os.path.exists(pkg):
+            return None, "npm install failed: " + ((p.stderr.strip().splitlines() or ["?"])[-1])
+    with open(pkg) as f:
+        return json.load(f)["version"], None
+
+
+# ---- aggregation ------------------------------------------------------------------------
+
+def med(values):
+    values = [v for v in values if isinstance(v, (int, float))]
+    return statistics.median(values) if values else None
+
+
+def numeric_medians(runs):
+    """{field: median over runs} for every numeric field of the run objects."""
+    ok = [r for r in runs if "error" not in r]
+    keys = []
+    for r in ok:
+        for k, v in r.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and k not in keys:
+                keys.append(k)
+    return {k: med([r.get(k) for r in ok]) for k in keys}
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        if abs(v) >= 1000:
+            return "{:,.0f}".format(v)
+        if abs(v) >= 100:
+            return "%.0f" % v
+        return ("%." + str(digits) + "g") % v
+    return str(v)
+
+
+def us(v):
+    """Microseconds, shown in ms above 10 ms."""
+    if v is None:
+        return "n/a"
+    if v >= 10000:
+        return "%.1f ms" % (v / 1000.0)
+    return "%.0f µs" % v
+
+
+# ---- main ----------------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(HERE, "build"))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--ref-b-rounds", type=int, default=3, help="rounds that include the references' B")
+    ap.add_argument("--c-ms", type=int, default=2000)
+    ap.add_argument("--quick", action="store_true", help="one short round (for trying the driver)")
+    ap.add_argument("--render-only", action="store_true",
+                    help="redraw the PNGs and rewrite BENCHMARKS.md from bench/results.json and bench/out/")
+    args = ap.parse_args()
+    if args.render_only:
+        render_only()
+        return
+    if args.quick:
+        args.rounds, args.ref_b_rounds, args.c_ms = 1, 1, 1000
+
+    bench = os.path.join(args.build, "edgelock_bench")
+    bench_alloc = os.path.join(args.build, "edgelock_bench_alloc")
+    for b in (bench, bench_alloc):
+        if not os.access(b, os.X_OK):
+            raise SystemExit("bench: %s not built (run `make bench`)" % b)
+    os.makedirs(OUT, exist_ok=True)
+    for f in os.listdir(OUT):  # last run's raw files (bench/profile.sh keeps its own subfolder)
+        if os.path.isfile(os.path.join(OUT, f)):
+            os.remove(os.path.join(OUT, f))
+
+    t_start = time.time()
+    # The machine's load from others, before we add ours.
+    c0 = cpu_times()
+    time.sleep(2.0)
+    c1 = cpu_times()
+    background_busy, background_steal = busy_between(c0, c1), steal_between(c0, c1)
+    load_start = loadavg()
+    cpu_start = cpu_times()
+
+    port = start_redis()
+    atexit.register(stop_redis)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    log("redis-server on 127.0.0.1:%d" % port)
+
+    info = run_json([bench, "shas"])
+    sha = info["acquire"]
+    pyv, py_skip = prepare_redispy()
+    rlv, rl_skip = prepare_redlock()
+    skipped = {}
+    if py_skip:
+        skipped["redis-py"] = py_skip
+        log("skipping redis-py rows: " + py_skip)
+    if rl_skip:
+        skipped["redlock"] = rl_skip
+        log("skipping redlock rows: " + rl_skip)
+    ioredis_v = None
+    if not rl_skip:
+        try:
+            with open(os.path.join(HERE, "node_modules", "ioredis", "package.json")) as f:
+                ioredis_v = json.load(f)["version"]
+        except OSError:
+            pass
+
+    runs = {}  # name -> list of per-round objects
+    samples = {}  # library -> list of sample files
+
+    def rec(name, obj, rnd):
+        obj = dict(obj)
+        obj["round"] = rnd
+        runs.setdefault(name, []).append(obj)
+        if "error" in obj:
+            log("  %s: %s" % (name, obj["error"]))
+        return obj
+
+    ref_py = os.path.join(HERE, "ref", "redispy_bench.py")
+    ref_rl = os.path.join(HERE, "ref", "redlock_bench.js")
+    load_per_round = []
+    for rnd in range(args.rounds):
+        log("round %d/%d (load %s)" % (rnd + 1, args.rounds, " ".join("%.2f" % x for x in loadavg())))
+        load_per_round.append(loadavg())
+        P = ["--port", str(port)]
+        flush(port)
+        rec("floor", run_json([bench, "floor"] + P), rnd)
+        flush(port)
+        rb = {"c50_p16": redis_benchmark(port, sha, 50, 16, 100000),
+              "c1_p512": redis_benchmark(port, sha, 1, 512, 100000)}
+        rec("server_bound", rb, rnd)
+        for s in ("a_blocking", "a_async"):
+            flush(port)
+            rec(s, with_floor(port, bench, [bench, s] + P, count_key="ops_total"), rnd)
+        flush(port)
+        rec("a2", run_json([bench, "a2"] + P), rnd)
+        rb2 = {"c50_p16": redis_benchmark(port, sha, 50, 16, 100000),
+               "c1_p512": redis_benchmark(port, sha, 1, 512, 100000)}
+        # The bound for A2 is the mean of the runs right before and after it.
+        runs["server_bound"][-1] = dict(
+            {k: (rb[k] + rb2[k]) / 2 if rb[k] and rb2[k] else rb[k] or rb2[k] for k in rb}, round=rnd)
+        for s in ("b_async", "b_blocking"):
+            flush(port)
+            f = os.path.join(OUT, "%s_%d.txt" % (s, rnd))
+            rec(s, with_floor(port, bench, [bench, s, "--samples", f] + P, count_key="ops_total"), rnd)
+            samples.setdefault("edgelock " + s[2:], []).append(f)
+        for kind in ("reentrant", "fair"):
+            for api in ("async", "blocking"):
+                flush(port)
+                rec("c_%s_%s" % (kind, api),
+                    with_floor(port, bench, [bench, "c", "--kind", kind, "--api", api, "--ms", str(args.c_ms)] + P,
+                               count_key="ops_total"), rnd)
+        refs = []
+        if not py_skip:
+            refs.append(("redis-py", [SYS_PY, ref_py]))
+        if not rl_skip:
+            refs.append(("redlock", ["node", ref_rl]))
+        for lib, base in refs:
+            flush(port)
+            rec(lib + "_a", with_floor(port, bench, base + ["a"] + P, count_key="ops_total"), rnd)
+            if rnd < args.ref_b_rounds:
+                flush(port)
+                f = os.path.join(OUT, "b_%s_%d.txt" % (lib, rnd))
+                rec(lib + "_b", with_floor(port, bench, base + ["b", "--samples", f] + P, timeout=240,
+                                           count_key="ops_total"), rnd)
+                samples.setdefault(lib, []).append(f)
+            flush(port)
+            rec(lib + "_c", with_floor(port, bench, base + ["c", "--ms", str(args.c_ms)] + P,
+                                       count_key="ops_total"), rnd)
+
+    log("D: 10,000 holds under the watchdog")
+    for rnd in range(1 if args.quick else 3):
+        flush(port)
+        rec("d", run_json([bench, "d", "--port", str(port)], timeout=120), rnd)
+    log("E: allocations and RSS")
+    for rnd in range(1 if args.quick else 3):
+        flush(port)
+        rec("e_alloc", run_json([bench_alloc, "--port", str(port)]), rnd)
+    # Redis-side cost of edgelock's A without the interleaved floor's own traffic.
+    for s_ in ("a_blocking", "a_async"):
+        flush(port)
+        rec(s_ + "_nofloor", with_floor(port, bench, [bench, s_, "--floor", "0", "--pairs", "2000", "--port", str(port)],
+                                         count_key="ops_total"), 0)
+    rss = []
+    for locks, fill in ((64, 1), (1000, 1), (10000, 1), (100000, 0)):
+        flush(port)
+        rss.append(run_json([bench, "e_rss", "--locks", str(locks), "--fill", str(fill), "--port", str(port)]))
+    redis_version = redis_cli(port, "INFO", "server")
+    m = re.search(r"redis_version:(\S+)", redis_version)
+    redis_version = m.group(1) if m else None
+    stop_redis()
+
+    cpu_end = cpu_times()
+    elapsed = time.time() - t_start
+
+    # ---- figures ----
+    M = {name: numeric_medians(rs) for name, rs in runs.items()}
+    by_round = {}
+    for name, rs in runs.items():
+        for r in rs:
+            by_round.setdefault(r["round"], {})[name] = r
+
+    def ratio_median(fn):
+        vals = []
+        for rnd, objs in sorted(by_round.items()):
+            try:
+                v = fn(objs)
+            except (KeyError, TypeError, ZeroDivisionError):
+                v = None
+            if v is not None:
+                vals.append(v)
+        return med(vals)
+
+    # Every A, B and C run carries the floor probed right before and after it.
+    def pr(o, k, field):
+        return o[k]["probe"][field]
+
+    def floor_pair_rate(o, k):  # pairs/s of 2 hot round trips
+        return 1e6 / (2 * pr(o, k, "hot_rtt_mean_us"))
+
+    def c_bound(o, k):  # acquisitions/s of 3 hot round trips
+        return 1e6 / (3 * pr(o, k, "hot_rtt_mean_us"))
+
+    def best_bound(o):
+        return max(v for k, v in o["server_bound"].items() if k != "round" and isinstance(v, (int, float)))
+
+    ratios = {}
+    # edgelock's A and B carry a floor interleaved with them in the same
+    # process; the references' use the probes right before and after the run.
+    for key in ("a_blocking", "a_async"):
+        if key in M:
+            ratios[key] = {
+                "pairs_vs_floor": ratio_median(lambda o, k=key: o[k]["ratio_vs_floor"]),
+                "p50_in_rtts": ratio_median(lambda o, k=key: o[k]["p50_in_floor_rtts"]),
+                "p99_in_rtts": ratio_median(lambda o, k=key: o[k]["pair_p99_us"] / o[k]["floor_rtt_p50_us"]),
+                "floor": "interleaved",
+            }
+    if "a_async" in M:
+        ratios["a_async"]["vs_hiredis_async_pair"] = ratio_median(lambda o: o["a_async"]["ratio_vs_hiredis_async_pair"])
+    for key in ("redis-py_a", "redlock_a"):
+        if key in M:
+            ratios[key] = {
+                "pairs_vs_floor": ratio_median(lambda o, k=key: o[k]["pairs_per_s"] / floor_pair_rate(o, k)),
+                "p50_in_rtts": ratio_median(lambda o, k=key: o[k]["pair_p50_us"] / pr(o, k, "hot_rtt_p50_us")),
+                "p99_in_rtts": ratio_median(lambda o, k=key: o[k]["pair_p99_us"] / pr(o, k, "hot_rtt_p50_us")),
+                "floor": "bracketing",
+            }
+    for key in ("a_blocking", "a_async"):
+        if key in M:  # the same bracketing ratio as the references', for comparison
+            ratios[key]["pairs_vs_floor_bracketing"] = ratio_median(
+                lambda o, k=key: o[k]["pairs_per_s"] / floor_pair_rate(o, k))
+    if "a2" in M:
+        ratios["a2"] = {
+            "vs_server_bound": ratio_median(lambda o: o["a2"]["acquisitions_per_s"] / o["server_bound"]["c50_p16"]),
+            "vs_best_server_bound": ratio_median(lambda o: o["a2"]["acquisitions_per_s"] / best_bound(o)),
+        }
+    for key in ("b_async", "b_blocking"):
+        if key in M:
+            ratios[key] = {
+                "p50_in_idle_rtts": ratio_median(lambda o, k=key: o[k]["p50_in_idle_rtts"]),
+                "p99_in_idle_rtts": ratio_median(lambda o, k=key: o[k]["p99_in_idle_rtts"]),
+                "p50_in_idle_rtts_bracketing": ratio_median(
+                    lambda o, k=key: o[k]["handoff_p50_us"] / pr(o, k, "idle_rtt_p50_us")),
+                "floor": "interleaved",
+            }
+    for key in ("redis-py_b", "redlock_b"):
+        if key in M:
+            ratios[key] = {
+                "p50_in_idle_rtts": ratio_median(lambda o, k=key: o[k]["handoff_p50_us"] / pr(o, k, "idle_rtt_p50_us")),
+                "p99_in_idle_rtts": ratio_median(lambda o, k=key: o[k]["handoff_p99_us"] / pr(o, k, "idle_rtt_p50_us")),
+                "floor": "bracketing",
+            }
+    for key in ("c_reentrant_async", "c_reentrant_blocking", "c_fair_async", "c_fair_blocking", "redis-py_c",
+                "redlock_c"):
+        if key in M:
+            ratios[key] = {
+                "vs_bound": ratio_median(lambda o, k=key: o[k]["acquisitions_per_s"] / c_bound(o, k)),
+                "min_over_max": ratio_median(
+                    lambda o, k=key: o[k]["per_client_min"] / o[k]["per_client_max"] if o[k]["per_client_max"] else 0.0),
+                "exclusion_ok_all_runs": all(r.get("exclusion_ok") is True for r in runs[key]),
+            }
+    # Redis cost per operation (pair, handoff cycle, acquisition), medians over rounds.
+    redis_cost = {}
+    for key, rs in runs.items():
+        if key in ("a_blocking", "a_async"):
+            continue  # polluted by the interleaved floor; see *_nofloor
+        per = [r["redis_per_op"] for r in rs if "redis_per_op" in r]
+        if not per:
+            continue
+        cmds = sorted({c for p in per for c in p})
+        redis_cost[key] = {
+            "commands_per_op": {c: med([p.get(c, 0) for p in per]) for c in cmds},
+            "cpu_us_per_op": med([r.get("redis_cpu_us_per_op") for r in rs]),
+            "cpu_pct_of_core": med([r.get("redis_cpu_pct_of_core") for r in rs]),
+        }
+
+    # ---- goals ----
+    goals = []
+
+    def goal(name, what, value, target, ok):
+        goals.append({"goal": name, "measured": what, "value": value, "target": target,
+                      "met": None if value is None else bool(ok)})
+
+    for key, label in (("a_blocking", "blocking"), ("a_async", "async")):
+        v = ratios.get(key, {}).get("pairs_vs_floor")
+        goal("A uncontended (%s)" % label, "pairs/s ÷ floor (1 / 2 hot RTT)", v, ">= 0.95", v is not None and v >= 0.95)
+    v = ratios.get("a2", {}).get("vs_server_bound")
+    goal("A2 pipelined", "acquisitions/s ÷ redis-benchmark -P 16", v, ">= 0.8", v is not None and v >= 0.8)
+    v2 = ratios.get("a2", {}).get("vs_best_server_bound")
+    goal("A2 pipelined (stricter)", "acquisitions/s ÷ best redis-benchmark config", v2, ">= 0.8",
+         v2 is not None and v2 >= 0.8)
+    for key, label in (("b_async", "async"), ("b_blocking", "blocking")):
+        v = ratios.get(key, {}).get("p50_in_idle_rtts")
+        goal("B handoff (%s)" % label, "p50 ÷ idle RTT", v, "<= 1.0", v is not None and v <= 1.0)
+    for key in ("c_reentrant_async", "c_reentrant_blocking", "c_fair_async", "c_fair_blocking"):
+        r = ratios.get(key, {})
+        v = r.get("vs_bound")
+        label = key[2:].replace("_", ", ")
+        goal("C contended (%s)" % label, "acquisitions/s ÷ (1 / 3 hot RTT)", v, ">= 0.5", v is not None and v >= 0.5)
+        if "fair" in key:
+            f = r.get("min_over_max")
+            goal("C fairness (%s)" % label, "slowest ÷ fastest client", f, ">= 0.5", f is not None and f >= 0.5)
+        goal("C mutual exclusion (%s)" % label, "counter == acquisitions, no overlap, every run",
+             r.get("exclusion_ok_all_runs"), "true", r.get("exclusion_ok_all_runs") is True)
+    v = M.get("d", {}).get("renew_calls_per_100_locks")
+    goal("D watchdog", "script calls per 100 held locks per period", v, "<= 1", v is not None and v <= 1.0)
+
+    machine = {"nproc": os.cpu_count(), "cpu_model": cpu_model(), "kernel": platform.release(),
+               "mem_total_kib": None}
+    try:
+        with open("/proc/meminfo") as f:
+            machine["mem_total_kib"] = int(f.readline().split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    versions = {
+        "redis_server": redis_version,
+        "redis_server_deb": dpkg_version("redis-server"),
+        "hiredis": info.get("hiredis"),
+        "libhiredis_deb": dpkg_version("libhiredis-dev"),
+        "libevent": info.get("libevent"),
+        "python3_redis": pyv,
+        "python3_redis_deb": dpkg_version("python3-redis"),
+        "python3": cmd_version([SYS_PY, "--version"], r"Python (\S+)"),
+        "redlock": rlv,
+        "ioredis": ioredis_v,
+        "node": cmd_version(["node", "--version"]),
+        "gcc": cmd_version(["gcc", "-dumpfullversion"]),
+        "edgelock_git": cmd_version(["git", "-C", ROOT, "describe", "--always", "--dirty"]),
+    }
+    load = {"background_cpu_busy_pct_before": round(background_busy, 1),
+            "background_steal_pct_before": round(background_steal, 1),
+            "steal_pct_during_run": round(steal_between(cpu_start, cpu_end), 1),
+            "loadavg_start": load_start, "loadavg_end": loadavg(),
+            "loadavg_per_round": load_per_round,
+            "cpu_busy_pct_during_run": round(busy_between(cpu_start, cpu_end), 1),
+            "wall_seconds": round(elapsed, 1)}
+
+    results = {
+        "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": "make bench",
+        "rounds": args.rounds,
+        "reference_b_rounds": min(args.ref_b_rounds, args.rounds),
+        "machine": machine, "versions": versions, "load": load,
+        "medians": M, "ratios": ratios, "goals": goals, "redis_cost": redis_cost, "skipped": skipped,
+        "rss": rss, "runs": runs,
+        "definitions": {
+            "floor_pair_rate": "1e6 / (2 * hot_rtt_mean_us): two sequential EVALSHA round trips; hot RTT from "
+                               "the probes right before and after the run",
+            "c_bound": "1e6 / (3 * hot_rtt_mean_us): GET, SET and the unlock round trip per acquisition",
+            "b_ratio": "handoff p50 (or p99) / idle_rtt_p50_us of the probes right before and after the run",
+            "server_bound": "redis-benchmark EVALSHA of lock_acquire.lua on random fresh keys, -P 16 -c 50 "
+                            "(and -P 512 -c 1)",
+            "ratio": "computed per round against that round's floor, then the median over rounds",
+        },
+    }
+    with open(os.path.join(HERE, "results.json"), "w") as f:
+        json.dump(results, f, indent=1, sort_keys=False)
+        f.write("\n")
+
+    plots = plot_handoffs(samples, M)
+    write_markdown(results, M, ratios, goals, rss, plots, skipped)
+    log("done in %.0f s: bench/results.json, BENCHMARKS.md" % elapsed)
+    bad = [g["goal"] for g in goals if g["met"] is False]
+    log("goals missed: " + (", ".join(bad) if bad else "none"))
+
+
+def render_only():
+    with open(os.path.join(HERE, "results.json")) as f:
+        res = json.load(f)
+    samples = {}
+    for name in sorted(os.listdir(OUT)):
+        m = re.match(r"(b_async|b_blocking)_\d+\.txt$", name)
+        if m:
+            samples.setdefault("edgelock " + m.group(1)[2:], []).append(os.path.join(OUT, name))
+        m = re.match(r"b_(redis-py|redlock)_\d+\.txt$", name)
+        if m:
+            samples.setdefault(m.group(1), []).append(os.path.join(OUT, name))
+    plots = plot_handoffs(samples, res["medians"])
+    write_markdown(res, res["medians"], res["ratios"], res["goals"], res["rss"], plots, res["skipped"])
+    log("rendered BENCHMARKS.md from bench/results.json")
+
+
+# ---- plots ---------------------------------------------------------------------------------
+
+def read_samples(files):
+    vals = []
+    for f in files:
+        try:
+            with open(f) as fh:
+                vals += [float(x) for x in fh.read().split()]
+        except OSError:
+            pass
+    return sorted(vals)
+
+
+def plot_handoffs(samples, M):
+    """One histogram PNG per library plus a CDF of all, with gnuplot."""
+    if not shutil.which("gnuplot"):
+        log("gnuplot not installed: no PNGs")
+        return []
+    idle_us = M.get("b_async", {}).get("idle_rtt_p50_us") or M.get("floor", {}).get("idle_rtt_p50_us")
+    groups = [("edgelock", ["edgelock async", "edgelock blocking"], "µs", 1.0),
+              ("redis-py", ["redis-py"], "ms", 1000.0), ("redlock", ["redlock"], "ms", 1000.0)]
+    made = []
+    cdf_series = []
+    for name, libs, unit, div in groups:
+        series = [(lib, read_samples(samples.get(lib, []))) for lib in libs]
+        series = [(lib, v) for lib, v in series if v]
+        if not series:
+            continue
+        lo = min(v[0] for _, v in series) / div
+        hi = max(v[max(0, int(len(v) * 0.99) - 1)] for _, v in series) / div
+        width = max((hi - lo) / 40.0, 1e-6)
+        data_files = []
+        for lib, v in series:
+            path = os.path.join(OUT, "hist_%s.dat" % lib.replace(" ", "_"))
+            counts = {}
+            for x in v:
+                b = int((x / div - lo) / width)
+                b = min(b, 40)  # the slowest 1 % piles up in the last bin
+                counts[b] = counts.get(b, 0) + 1
+            with open(path, "w") as f:
+                for b in range(0, 41):
+                    f.write("%g %d\n" % (lo + (b + 0.5) * width, counts.get(b, 0)))
+            data_files.append((lib, path, len(v)))
+            cdf = os.path.join(OUT, "cdf_%s.dat" % lib.replace(" ", "_"))
+            with open(cdf, "w") as f:
+                for i, x in enumerate(v):
+                    f.write("%g %g\n" % (x / 1000.0, (i + 1) / len(v)))
+            cdf_series.append((lib, cdf))
+        png = os.path.join(HERE, "handoff_%s.png" % name)
+        gp = ["set terminal pngcairo size 800,450 font 'sans,10'",
+              "set output '%s'" % png,
+              "set title 'Handoff latency, %s: A unlock call -> B acquire returns (all rounds pooled)'" % name,
+              "set xlabel 'latency (%s); last bin holds everything above p99'" % unit,
+              "set ylabel 'handoffs'", "set grid", "set style fill transparent solid 0.5 border",
+              "set boxwidth %g absolute" % (width * 0.9), "set key top right"]
+        if name == "edgelock" and idle_us:
+            gp.append("set arrow from %g, graph 0 to %g, graph 1 nohead lw 2 dt 2 lc rgb 'black'" % (idle_us, idle_us))
+            gp.append("set label 'idle RTT p50' at %g, graph 0.95 offset 0.5,0" % idle_us)
+        plots = ", ".join("'%s' using 1:2 with boxes title '%s (n=%d)'" % (p, lib, n) for lib, p, n in data_files)
+        gp.append("plot " + plots)
+        if run_gnuplot(gp):
+            made.append(os.path.relpath(png, ROOT))
+    if cdf_series:
+        png = os.path.join(HERE, "handoff_cdf.png")
+        gp = ["set terminal pngcairo size 800,450 font 'sans,10'", "set output '%s'" % png,
+              "set title 'Handoff latency, every library (cumulative, log scale)'",
+              "set xlabel 'latency (ms)'", "set ylabel 'fraction of handoffs'", "set logscale x", "set grid",
+              "set key bottom right", "set yrange [0:1]"]
+        if idle_us:
+            gp.append("set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 lc rgb 'black'"
+                      % (idle_us / 1000.0, idle_us / 1000.0))
+            gp.append("set label 'idle RTT' at %g, graph 0.5 offset 0.5,0" % (idle_us / 1000.0))
+        gp.append("plot " + ", ".join("'%s' using 1:2 with lines lw 2 title '%s'" % (p, lib) for lib, p in cdf_series))
+        if run_gnuplot(gp):
+            made.append(os.path.relpath(png, ROOT))
+    return made
+
+
+def run_gnuplot(lines):
+    p = subprocess.run(["gnuplot"], input="\n".join(lines) + "\n", capture_output=True, text=True)
+    if p.returncode != 0:
+        log("gnuplot failed: " + p.stderr.strip()[-300:])
+        return False
+    return True
+
+
+# ---- BENCHMARKS.md ------------------------------------------------------------------------
+
+def write_markdown(res, M, ratios, goals, rss, plots, skipped):
+    f = M.get("floor", {})
+    sb = M.get("server_bound", {})
+    L = []
+    L.append("| Floor (plain hiredis, same machine, same run) | median |")
+    L.append("|---|---|")
+    L.append("| hot round trip: sequential `EVALSHA lock_acquire.lua` p50 / p99 / mean | %s / %s / %s |"
+             % (us(f.get("hot_rtt_p50_us")), us(f.get("hot_rtt_p99_us")), us(f.get("hot_rtt_mean_us"))))
+    L.append("| idle round trip: the same after a %s ms pause, p50 / p99 | %s / %s |"
+             % (fmt((f.get("idle_pause_us") or 0) / 1000.0), us(f.get("idle_rtt_p50_us")), us(f.get("idle_rtt_p99_us"))))
+    L.append("| floor for A: 1 / (2 × hot RTT mean) | %s pairs/s |"
+             % fmt(1e6 / (2 * f["hot_rtt_mean_us"]) if f.get("hot_rtt_mean_us") else None))
+    L.append("| edgelock's exact wire traffic per pair through sync hiredis (acquire, release, latch DEL pipelined) | %s pairs/s, p50 %s |"
+             % (fmt(f.get("pair_sync_per_s")), us(f.get("pair_sync_p50_us"))))
+    L.append("| the same through hiredis async + libevent | %s pairs/s, p50 %s |"
+             % (fmt(f.get("pair_async_per_s")), us(f.get("pair_async_p50_us"))))
+    L.append("| server bound: `redis-benchmark -P 16` (-c 50) of the acquire EVALSHA | %s calls/s |" % fmt(sb.get("c50_p16")))
+    L.append("| the same with `-c 1 -P 512` | %s calls/s |" % fmt(sb.get("c1_p512")))
+    floor_table = "\n".join(L)
+
+    def r(key, field):
+        return ratios.get(key, {}).get(field)
+
+    L = ["| Scenario | library / API | throughput | p50 | p99 | ratio (median of rounds) | notes |",
+         "|---|---|---|---|---|---|---|"]
+    for label, key in (("edgelock blocking API", "a_blocking"), ("edgelock async API", "a_async"),
+                       ("redis-py Lock", "redis-py_a"), ("node-redlock", "redlock_a")):
+        if key not in M:
+            continue
+        note = "p50 = %s hot RTTs" % fmt(r(key, "p50_in_rtts"))
+        if key.startswith("a_"):
+            note += "; client CPU %s µs and %s context switches per pair" % (
+                fmt(M[key].get("client_cpu_us_per_pair")), fmt(M[key].get("context_switches_per_pair")))
+        if key == "a_async":
+            note += "; **%s** of the same commands through bare hiredis async + libevent (interleaved)" % fmt(
+                r(key, "vs_hiredis_async_pair"))
+        if key.startswith("a_"):
+            note += "; %s against the bracketing floor" % fmt(r(key, "pairs_vs_floor_bracketing"))
+        L.append("| **A** uncontended lock+unlock, fresh keys | %s | %s pairs/s | %s | %s | **%s** of floor (%s) | %s |"
+                 % (label, fmt(M[key].get("pairs_per_s")), us(M[key].get("pair_p50_us")),
+                    us(M[key].get("pair_p99_us")), fmt(r(key, "pairs_vs_floor")), r(key, "floor"), note))
+    if "a2" in M:
+        a2 = M["a2"]
+        L.append("| **A2** pipelined, %d distinct locks in flight, one client | edgelock async API | %s acquisitions/s | | | **%s** of server bound | %s of the best redis-benchmark config; releases %s/s; whole lock+unlock+latch-DEL cycles %s/s |"
+                 % (a2.get("window", 0), fmt(a2.get("acquisitions_per_s")), fmt(r("a2", "vs_server_bound")),
+                    fmt(r("a2", "vs_best_server_bound")), fmt(a2.get("releases_per_s")), fmt(a2.get("cycles_per_s"))))
+    for label, key in (("edgelock async API (2 clients, 1 loop)", "b_async"),
+                       ("edgelock blocking API (2 clients, 2 threads)", "b_blocking"),
+                       ("redis-py Lock", "redis-py_b"), ("node-redlock", "redlock_b")):
+        if key not in M:
+            continue
+        note = "p99 = %s idle RTT" % fmt(r(key, "p99_in_idle_rtts"))
+        if key == "b_async":
+            note += "; A's own release round trip alone: p50 %s" % us(M[key].get("release_rtt_p50_us"))
+        if key.startswith("b_"):
+            note += "; %s idle RTT against the bracketing floor" % fmt(r(key, "p50_in_idle_rtts_bracketing"))
+        L.append("| **B** handoff, 200 per round | %s | | %s | %s | **%s** idle RTT (p50; %s) | %s |"
+                 % (label, us(M[key].get("handoff_p50_us")), us(M[key].get("handoff_p99_us")),
+                    fmt(r(key, "p50_in_idle_rtts")), r(key, "floor"), note))
+    for label, key in (("edgelock reentrant, async API", "c_reentrant_async"),
+                       ("edgelock reentrant, blocking API", "c_reentrant_blocking"),
+                       ("edgelock fair, async API", "c_fair_async"),
+                       ("edgelock fair, blocking API", "c_fair_blocking"),
+                       ("redis-py Lock", "redis-py_c"), ("node-redlock", "redlock_c")):
+        if key not in M:
+            continue
+        c = M[key]
+        cpu = ""
+        if c.get("client_cpu_us_per_acquisition"):
+            cpu = "; client CPU %s per acquisition (%s %% of a core)" % (
+                us(c["client_cpu_us_per_acquisition"]), fmt(c.get("client_cpu_pct_of_core")))
+        L.append("| **C** 8 clients, one lock, lock-GET-SET-unlock | %s | %s acq/s | | | **%s** of 3-RTT bound (bracketing) | per client min %s / max %s (min/max **%s**); counter = acquisitions: %s%s |"
+                 % (label, fmt(c.get("acquisitions_per_s")), fmt(r(key, "vs_bound")), fmt(c.get("per_client_min")),
+                    fmt(c.get("per_client_max")), fmt(r(key, "min_over_max")),
+                    "yes, every run" if r(key, "exclusion_ok_all_runs") else "**NO**", cpu))
+    main_table = "\n".join(L)
+
+    d = M.get("d", {})
+    e = M.get("e_alloc", {})
+    L = ["| D / E | median |", "|---|---|"]
+    L.append("| D: held locks under the watchdog | %s (lease %s ms, period %s ms) |"
+             % (fmt(d.get("holds")), fmt(d.get("watchdog_lease_ms")), fmt(d.get("period_ms"))))
+    L.append("| D: renewal script calls per period | %s = **%s per 100 held locks** |"
+             % (fmt(d.get("renew_calls_per_period")), fmt(d.get("renew_calls_per_100_locks"))))
+    L.append("| D: client CPU per period (loop thread) | %s ms = %s %% of one core |"
+             % (fmt(d.get("cpu_ms_per_period")), fmt(d.get("cpu_pct_of_core"))))
+    L.append("| D: taking the 10,000 locks (500 in flight) | %s s wall, %s s CPU |"
+             % (fmt(d.get("acquire_s")), fmt(d.get("acquire_cpu_s"))))
+    L.append("| E: heap allocations per lock+unlock, plain hiredis async floor (same commands) | %s |"
+             % fmt(e.get("hiredis_floor_allocs_per_pair")))
+    L.append("| E: … edgelock async API, whole process (edgelock + hiredis + libevent) | %s |"
+             % fmt(e.get("edgelock_async_allocs_per_pair")))
+    L.append("| E: … edgelock blocking API, whole process (both threads) | %s |"
+             % fmt(e.get("edgelock_blocking_allocs_per_pair")))
+    L.append("| E: … made by edgelock's own code (caller inside the static library), async / blocking | **%s / %s** |"
+             % (fmt(e.get("edgelock_code_async_allocs_per_pair")), fmt(e.get("edgelock_code_blocking_allocs_per_pair"))))
+    de_table = "\n".join(L)
+
+    L = ["| max_locks = max_holds = max_waiters | max_subscriptions | max_commands | table_bytes | RSS after create | RSS connected | RSS with every lock held |",
+         "|---|---|---|---|---|---|---|"]
+    for o in rss:
+        if "error" in o:
+            L.append("| error: %s | | | | | | |" % o["error"])
+            continue
+        full = o.get("rss_delta_full_kib")
+        L.append("| %s | %s | %s | %s KiB | +%s KiB | +%s KiB | %s |"
+                 % ("{:,}".format(o["max_locks"]), "{:,}".format(o["max_subscriptions"]),
+                    "{:,}".format(o["max_commands"]), "{:,}".format(o["table_bytes"] // 1024),
+                    "{:,}".format(o["rss_delta_created_kib"]), "{:,}".format(o["rss_delta_connected_kib"]),
+                    ("+{:,} KiB".format(full)) if full is not None and full >= 0 else "not filled"))
+    rss_table = "\n".join(L)
+
+    L = ["| Redis-side cost per operation | script calls | SUBSCRIBE + UNSUBSCRIBE | all commands, incl. inside scripts | Redis CPU per op | Redis CPU during the run |",
+         "|---|---|---|---|---|---|"]
+    labels = (("a_blocking_nofloor", "A pair, edgelock blocking"), ("a_async_nofloor", "A pair, edgelock async"),
+              ("redis-py_a", "A pair, redis-py"), ("redlock_a", "A pair, node-redlock"),
+              ("b_async", "B handoff cycle, edgelock async"), ("b_blocking", "B handoff cycle, edgelock blocking"),
+              ("redis-py_b", "B handoff cycle, redis-py"), ("redlock_b", "B handoff cycle, node-redlock"),
+              ("c_reentrant_async", "C acquisition, edgelock reentrant async"),
+              ("c_reentrant_blocking", "C acquisition, edgelock reentrant blocking"),
+              ("c_fair_async", "C acquisition, edgelock fair async"),
+              ("c_fair_blocking", "C acquisition, edgelock fair blocking"),
+              ("redis-py_c", "C acquisition, redis-py"), ("redlock_c", "C acquisition, node-redlock"))
+    rc = res.get("redis_cost", {})
+    for key, label in labels:
+        if key not in rc:
+            continue
+        cmds = rc[key]["commands_per_op"]
+        scripts = (cmds.get("evalsha") or 0) + (cmds.get("eval") or 0)
+        pubsub = (cmds.get("subscribe") or 0) + (cmds.get("unsubscribe") or 0)
+        total = sum(v for k, v in cmds.items() if v and not k.startswith("script") and k != "ping")
+        L.append("| %s | %s | %s | %s | %s | %s %% of a core |" % (label, fmt(scripts), fmt(pubsub), fmt(total),
+                 us(rc[key]["cpu_us_per_op"]), fmt(rc[key]["cpu_pct_of_core"])))
+    cost_table = "\n".join(L)
+
+    L = ["| Goal (issue 6) | measured | median | target | |", "|---|---|---|---|---|"]
+    for g in goals:
+        v = g["value"]
+        L.append("| %s | %s | %s | %s | %s |" % (g["goal"], g["measured"], fmt(v) if not isinstance(v, bool) else str(v).lower(),
+                                             g["target"], {True: "met", False: "**missed**", None: "n/a"}[g["met"]]))
+    goal_table = "\n".join(L)
+
+    m, v, ld = res["machine"], res["versions"], res["load"]
+    machine = ("%s cores (`nproc`), %s (/proc/cpuinfo), Linux %s, %s GiB RAM"
+               % (m["nproc"], m["cpu_model"], m["kernel"],
+                  fmt(m["mem_total_kib"] / 1048576.0) if m.get("mem_total_kib") else "?"))
+    versions = ", ".join("%s %s" % (k, val) for k, val in v.items() if val)
+    load = ("before the run, with nothing of ours running, the two cores were %s %% busy, %s %% of it stolen "
+            "by the hypervisor for other guests (/proc/stat); load average %s at start, %s at end; during the "
+            "run both cores were %s %% busy (ours included), steal %s %%; %s s wall"
+            % (ld["background_cpu_busy_pct_before"], ld["background_steal_pct_before"],
+               " ".join("%.2f" % x for x in ld["loadavg_start"]), " ".join("%.2f" % x for x in ld["loadavg_end"]),
+               ld["cpu_busy_pct_during_run"], ld["steal_pct_during_run"], ld["wall_seconds"]))
+    skip = "none" if not skipped else "; ".join("%s: %s" % kv for kv in skipped.items())
+    pngs = "\n".join("![%s](%s)" % (os.path.basename(p), p) for p in plots) or "(gnuplot not available)"
+
+    with open(os.path.join(HERE, "BENCHMARKS.md.in")) as fh:
+        text = fh.read()
+    subs = {"GENERATED": res["generated"], "ROUNDS": str(res["rounds"]),
+            "REF_B_ROUNDS": str(res["reference_b_rounds"]), "MACHINE": machine, "VERSIONS": versions,
+            "LOAD": load, "FLOOR_TABLE": floor_table, "MAIN_TABLE": main_table, "GOAL_TABLE": goal_table,
+            "DE_TABLE": de_table, "COST_TABLE": cost_table, "RSS_TABLE": rss_table, "PLOTS": pngs, "SKIPPED": skip}
+    for k, val in subs.items():
+        text = text.replace("{{%s}}" % k, val)
+    with open(os.path.join(ROOT, "BENCHMARKS.md"), "w") as fh:
+        fh.write(text)
+
+
+if __name__ == "__main__":
+    main()

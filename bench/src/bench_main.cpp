@@ -1,0 +1,1293 @@
+// edgelock_bench: one scenario per invocation, one JSON object on stdout.
+// bench/run_bench.py starts the redis-server, calls the scenarios in rounds,
+// and turns the objects into bench/results.json and BENCHMARKS.md.
+//
+//   edgelock_bench shas
+//   edgelock_bench floor      --port P   plain hiredis: hot and idle round trip, pair
+//   edgelock_bench probe      --port P   a short hot + idle round trip measurement
+//   edgelock_bench a_blocking --port P   A: lock+unlock pairs, blocking API
+//   edgelock_bench a_async    --port P   A: the same through the async API
+//   edgelock_bench a2         --port P   A2: many locks in flight on one client
+//   edgelock_bench b_async    --port P   B: handoff, two clients on one event loop
+//   edgelock_bench b_blocking --port P   B: handoff, two clients, two threads
+//   edgelock_bench c --kind reentrant|fair --api async|blocking --port P
+//   edgelock_bench d          --port P   D: 10,000 holds under the watchdog
+//   edgelock_bench e_rss --locks N --port P   E: RSS against table size
+#include <event2/event.h>
+#include <hiredis/adapters/libevent.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "edgelock/edgelock.h"
+#include "names.hpp"
+#include "scripts.hpp"
+#include "util.hpp"
+
+using namespace bench;
+
+namespace
+{
+
+const int64_t kLease = 10000;
+// An owner field as long as edgelock's ("<uuid>:<thread id>").
+const char kFloorOwner[] = "5b0d3c1e-7a44-4f0e-9a57-0c2f1b9e8d41:4242";
+
+std::string url_of(int port)
+{
+    return "redis://127.0.0.1:" + std::to_string(port);
+}
+
+std::string latch_of(const std::string &name, uint64_t i)
+{
+    char id[40];
+    snprintf(id, sizeof(id), ":%016llx%016llx", (unsigned long long)(i * 0x9e3779b97f4a7c15ull),
+             (unsigned long long)i);
+    return std::string(edgelock::kUnlockLatchPrefix) + ":{" + name + "}" + id;
+}
+
+std::string channel_of(const std::string &name)
+{
+    return std::string(edgelock::kLockChannelPrefix) + ":{" + name + "}";
+}
+
+void check_st(edgelock_status st, const char *what)
+{
+    if (st != EDGELOCK_OK)
+        die("%s: %s", what, edgelock_status_str(st));
+}
+
+edgelock_stats stats_of(edgelock_client *c)
+{
+    edgelock_stats s;
+    memset(&s, 0, sizeof(s));
+    check_st(edgelock_client_stats(c, &s), "client_stats");
+    return s;
+}
+
+// ---- event loop helpers (event-loop mode clients run on our own base) -------------
+
+struct Loop {
+    struct event_base *base;
+    struct event *tick;
+    Loop()
+    {
+        // BENCH_EPOLL_CHANGELIST=1 (profiling experiments only): libevent's epoll
+        // changelist, which folds an add and a delete of the same event within
+        // one loop iteration into no epoll_ctl at all.
+        struct event_config *cfg = event_config_new();
+        if (getenv("BENCH_EPOLL_CHANGELIST"))
+            event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+        base = event_base_new_with_config(cfg);
+        event_config_free(cfg);
+        if (!base)
+            die("event_base_new");
+        // A 1 ms persistent tick: EVLOOP_ONCE never blocks for long.
+        tick = event_new(
+            base, -1, EV_PERSIST, [](evutil_socket_t, short, void *) {}, nullptr);
+        struct timeval tv = {0, 1000};
+        event_add(tick, &tv);
+    }
+    ~Loop()
+    {
+        event_free(tick);
+        event_base_free(base);
+    }
+    template <typename Pred> bool run_until(Pred pred, uint64_t timeout_ms)
+    {
+        uint64_t end = now_ns() + timeout_ms * 1000000ull;
+        while (!pred()) {
+            if (now_ns() > end)
+                return false;
+            event_base_loop(base, EVLOOP_ONCE);
+        }
+        return true;
+    }
+    void run_for(uint64_t ms)
+    {
+        run_until([] { return false; }, ms);
+    }
+};
+
+void wait_connected_async(Loop &loop, edgelock_client *c)
+{
+    if (!loop.run_until([&] { return stats_of(c).connected == 1; }, 10000))
+        die("client did not connect");
+    loop.run_for(30); // the subscriber connection settles too
+}
+
+void wait_connected_blocking(edgelock_client *c)
+{
+    for (int i = 0; i < 1000 && stats_of(c).connected != 1; i++)
+        sleep_us(2000);
+    if (stats_of(c).connected != 1)
+        die("client did not connect");
+    sleep_us(30000);
+}
+
+// max_holds: 0 for as many as max_locks.
+edgelock_client *new_client(int port, struct event_base *base, uint32_t locks, uint32_t commands = 128,
+                            uint32_t holds = 0)
+{
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    std::string url = url_of(port);
+    cfg.url = url.c_str();
+    cfg.max_locks = locks;
+    cfg.max_holds = holds ? holds : locks;
+    cfg.max_waiters = locks < 64 ? 64 : locks;
+    cfg.max_commands = commands;
+    edgelock_client *c = nullptr;
+    check_st(edgelock_client_create(&cfg, base, &c), "client_create");
+    return c;
+}
+
+std::vector<edgelock_lock> new_locks(edgelock_client *c, const char *prefix, int n,
+                                     edgelock_lock_kind kind = EDGELOCK_REENTRANT)
+{
+    std::vector<edgelock_lock> v((size_t)n);
+    for (int i = 0; i < n; i++) {
+        std::string name = std::string(prefix) + std::to_string(i);
+        check_st(edgelock_lock_new_kind(c, kind, name.data(), name.size(), &v[(size_t)i]), "lock_new");
+    }
+    return v;
+}
+
+// ---- Floor ----------------------------------------------------------------------------
+
+// Async floor: the exact per-pair traffic of edgelock (acquire; release; DEL of
+// the latch sent together with the next acquire) through a bare hiredis async
+// context on libevent.
+struct AsyncFloor {
+    redisAsyncContext *ac;
+    struct event_base *base;
+    int i, total, warm;
+    uint64_t t0, first_t0, last_t1;
+    Samples lat;
+    bool connected, failed, done;
+    int errors;
+};
+
+void afloor_step(AsyncFloor *f);
+
+void afloor_released(redisAsyncContext *ac, void *r, void *priv)
+{
+    auto *f = static_cast<AsyncFloor *>(priv);
+    auto *reply = static_cast<redisReply *>(r);
+    uint64_t t1 = now_ns();
+    if (!reply || reply->type != REDIS_REPLY_INTEGER || reply->integer != 1)
+        f->errors++;
+    std::string name = "bench:floor:apair:" + std::to_string(f->i % 1000);
+    std::string latch = latch_of(name, (uint64_t)f->i);
+    redisAsyncCommand(ac, nullptr, nullptr, "DEL %s", latch.c_str());
+    if (f->i >= f->warm) {
+        f->lat.add((double)(t1 - f->t0));
+        f->last_t1 = t1;
+    }
+    f->i++;
+    afloor_step(f);
+}
+
+void afloor_acquired(redisAsyncContext *ac, void *r, void *priv)
+{
+    auto *f = static_cast<AsyncFloor *>(priv);
+    auto *reply = static_cast<redisReply *>(r);
+    if (!reply || reply->type != REDIS_REPLY_NIL)
+        f->errors++;
+    std::string name = "bench:floor:apair:" + std::to_string(f->i % 1000);
+    std::string chan = channel_of(name), latch = latch_of(name, (uint64_t)f->i);
+    redisAsyncCommand(ac, afloor_released, f, "EVALSHA %s 3 %s %s %s 0 %lld %s publish 16000",
+                      edgelock::kScripts[edgelock::kScriptRelease].sha1, name.c_str(), chan.c_str(),
+                      latch.c_str(), (long long)kLease, kFloorOwner);
+}
+
+void afloor_step(AsyncFloor *f)
+{
+    if (f->i >= f->total) {
+        f->done = true;
+        return;
+    }
+    std::string name = "bench:floor:apair:" + std::to_string(f->i % 1000);
+    f->t0 = now_ns();
+    if (f->i == f->warm)
+        f->first_t0 = f->t0;
+    redisAsyncCommand(f->ac, afloor_acquired, f, "EVALSHA %s 1 %s %lld %s",
+                      edgelock::kScripts[edgelock::kScriptAcquire].sha1, name.c_str(), (long long)kLease,
+                      kFloorOwner);
+}
+
+// Hot: back-to-back acquire EVALSHAs on fresh keys. Returns the measured ns.
+double hot_probe(redisContext *c, int warm, int n, Samples *out)
+{
+    const char *acq = edgelock::kScripts[edgelock::kScriptAcquire].sha1;
+    static unsigned long long seq = 0;
+    uint64_t start = 0;
+    for (int i = 0; i < warm + n; i++) {
+        if (i == warm)
+            start = now_ns();
+        std::string key = "bench:floor:hot:" + std::to_string(seq++);
+        uint64_t t0 = now_ns();
+        redisReply *r = must(c, "EVALSHA %s 1 %s %d %s", acq, key.c_str(), 5000, kFloorOwner);
+        uint64_t t1 = now_ns();
+        if (r->type != REDIS_REPLY_NIL)
+            die("floor acquire: unexpected reply");
+        freeReplyObject(r);
+        if (i >= warm)
+            out->add((double)(t1 - t0));
+    }
+    return (double)(now_ns() - start);
+}
+
+// Idle: one acquire after a pause, as a waiter woken after a quiet spell sees it.
+void idle_probe(redisContext *c, int n, int pause_us, Samples *out)
+{
+    const char *acq = edgelock::kScripts[edgelock::kScriptAcquire].sha1;
+    static unsigned long long seq = 0;
+    for (int i = 0; i < n; i++) {
+        sleep_us((uint64_t)pause_us);
+        std::string key = "bench:floor:idle:" + std::to_string(seq++);
+        uint64_t t0 = now_ns();
+        redisReply *r = must(c, "EVALSHA %s 1 %s %d %s", acq, key.c_str(), 5000, kFloorOwner);
+        uint64_t t1 = now_ns();
+        freeReplyObject(r);
+        out->add((double)(t1 - t0));
+    }
+}
+
+// A short floor measurement taken right before and after every A, B and C run
+// (of every library), so each ratio has a floor from the same seconds.
+int cmd_probe(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    load_all_scripts(port);
+    redisContext *c = connect_sync(port);
+    Samples hot, idle;
+    // Hot: back to back for --ms (at least --hot calls), so a probe covers a
+    // few hundred ms of the machine's changing load rather than a moment.
+    hot_probe(c, 50, (int)o.get("hot", 200), &hot);
+    uint64_t end = now_ns() + (uint64_t)o.get("ms", 400) * 1000000ull;
+    while (now_ns() < end)
+        hot_probe(c, 0, 50, &hot);
+    idle_probe(c, (int)o.get("idle", 20), 5000, &idle);
+    redisFree(c);
+    Json j;
+    j.str("scenario", "probe");
+    j.latency("hot_rtt", hot);
+    j.latency("idle_rtt", idle);
+    j.print();
+    return 0;
+}
+
+int cmd_floor(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    int hot_n = (int)o.get("hot", 5000), idle_n = (int)o.get("idle", 200), pairs = (int)o.get("pairs", 3000);
+    int idle_pause_us = (int)o.get("idle-pause-us", 5000);
+    const int warm = 500;
+    load_all_scripts(port);
+    const char *acq = edgelock::kScripts[edgelock::kScriptAcquire].sha1;
+    const char *rel = edgelock::kScripts[edgelock::kScriptRelease].sha1;
+    redisContext *c = connect_sync(port);
+
+    Samples hot, idle;
+    double hot_elapsed = hot_probe(c, warm, hot_n, &hot);
+    idle_probe(c, idle_n, idle_pause_us, &idle);
+
+    // Pair: edgelock's wire traffic for lock+unlock through sync hiredis; the
+    // latch DEL is appended and goes out with the next acquire.
+    Samples pair;
+    uint64_t pair_start = 0;
+    bool del_pending = false;
+    for (int i = 0; i < warm + pairs; i++) {
+        if (i == warm)
+            pair_start = now_ns();
+        std::string name = "bench:floor:pair:" + std::to_string(i % 1000);
+        std::string chan = channel_of(name), latch = latch_of(name, (uint64_t)i);
+        uint64_t t0 = now_ns();
+        redisAppendCommand(c, "EVALSHA %s 1 %s %lld %s", acq, name.c_str(), (long long)kLease, kFloorOwner);
+        void *rp = nullptr;
+        if (del_pending) {
+            if (redisGetReply(c, &rp) != REDIS_OK)
+                die("floor DEL reply");
+            freeReplyObject(rp);
+        }
+        if (redisGetReply(c, &rp) != REDIS_OK || ((redisReply *)rp)->type != REDIS_REPLY_NIL)
+            die("floor pair acquire");
+        freeReplyObject(rp);
+        redisReply *r = must(c, "EVALSHA %s 3 %s %s %s 0 %lld %s publish 16000", rel, name.c_str(),
+                             chan.c_str(), latch.c_str(), (long long)kLease, kFloorOwner);
+        uint64_t t1 = now_ns();
+        if (r->type != REDIS_REPLY_INTEGER || r->integer != 1)
+            die("floor pair release");
+        freeReplyObject(r);
+        redisAppendCommand(c, "DEL %s", latch.c_str());
+        del_pending = true;
+        if (i >= warm)
+            pair.add((double)(t1 - t0));
+    }
+    double pair_elapsed = (double)(now_ns() - pair_start);
+    if (del_pending) {
+        void *rp = nullptr;
+        if (redisGetReply(c, &rp) == REDIS_OK)
+            freeReplyObject(rp);
+    }
+    redisFree(c);
+
+    // The same pair through hiredis async on libevent.
+    Loop loop;
+    AsyncFloor f;
+    f.ac = redisAsyncConnect("127.0.0.1", port);
+    if (!f.ac || f.ac->err)
+        die("async floor connect");
+    f.base = loop.base;
+    f.i = 0;
+    f.total = warm + pairs;
+    f.warm = warm;
+    f.connected = f.failed = f.done = false;
+    f.errors = 0;
+    f.t0 = f.first_t0 = f.last_t1 = 0;
+    redisLibeventAttach(f.ac, loop.base);
+    afloor_step(&f);
+    if (!loop.run_until([&] { return f.done; }, 60000) || f.errors)
+        die("async floor failed (%d errors)", f.errors);
+    redisAsyncFree(f.ac);
+
+    Json j;
+    j.str("scenario", "floor");
+    j.latency("hot_rtt", hot);
+    j.num("hot_calls_per_s", hot_n / (hot_elapsed / 1e9));
+    j.latency("idle_rtt", idle);
+    j.integer("idle_pause_us", idle_pause_us);
+    j.latency("pair_sync", pair);
+    j.num("pair_sync_per_s", pairs / (pair_elapsed / 1e9));
+    j.latency("pair_async", f.lat);
+    j.num("pair_async_per_s", pairs / ((double)(f.last_t1 - f.first_t0) / 1e9));
+    j.print();
+    return 0;
+}
+
+// ---- A: uncontended pairs -----------------------------------------------------------------
+
+// Process CPU (every thread) and context switches (voluntary + involuntary).
+struct Usage {
+    uint64_t cpu_ns;
+    long csw;
+};
+Usage usage()
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return {((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+                ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull,
+            ru.ru_nvcsw + ru.ru_nivcsw};
+}
+
+// A is measured against a floor interleaved with it: chunks of `chunk` pairs
+// alternate with chunks of `chunk` hot EVALSHAs from a plain sync hiredis
+// connection, so both see the same moments of a machine whose load changes
+// from one second to the next. The ratio is 2 x mean floor RTT / mean pair.
+struct Interleaved {
+    redisContext *floor_ctx;
+    Samples floor, pairs;
+    std::vector<double> chunk_ratio;
+    double chunk_floor_ns = 0, chunk_pair_ns = 0;
+    bool enabled = true; // --floor 0: no interleaved floor (for profiling)
+    void floor_chunk(int n)
+    {
+        if (!enabled) {
+            chunk_floor_ns = 0;
+            return;
+        }
+        Samples s;
+        hot_probe(floor_ctx, 0, n, &s);
+        chunk_floor_ns = 0;
+        for (double v : s.v) {
+            floor.add(v);
+            chunk_floor_ns += v;
+        }
+        chunk_floor_ns /= (double)n;
+    }
+    void end_chunk(double pair_ns_sum, int n)
+    {
+        chunk_ratio.push_back(2.0 * chunk_floor_ns / (pair_ns_sum / n));
+    }
+    // Client CPU and context switches over the timed pairs only.
+    uint64_t cpu_ns = 0;
+    long csw = 0;
+    void report(Json &j, int n)
+    {
+        j.num("client_cpu_us_per_pair", (double)cpu_ns / 1000.0 / n);
+        j.num("context_switches_per_pair", (double)csw / n);
+        double pair_sum = 0;
+        for (double v : pairs.v)
+            pair_sum += v;
+        j.num("pairs_per_s", n / (pair_sum / 1e9));
+        j.latency("pair", pairs);
+        if (!enabled)
+            return;
+        j.latency("floor_rtt", floor);
+        j.num("floor_pairs_per_s", 1e9 / (2.0 * floor.mean()));
+        j.num("ratio_vs_floor", 2.0 * floor.mean() / pairs.mean());
+        Samples cr;
+        for (double r : chunk_ratio)
+            cr.add(r);
+        j.num("ratio_vs_floor_chunk_median", cr.pct(50));
+        j.num("p50_in_floor_rtts", pairs.pct(50) / floor.pct(50));
+    }
+};
+
+int cmd_a_blocking(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    int n = (int)o.get("pairs", 5000), chunk = (int)o.get("chunk", 100);
+    const int warm = 500, names = 1000;
+    load_all_scripts(port);
+    // 1,000 lock handles; holds at the default 64 (one is held at a time).
+    edgelock_client *c = new_client(port, nullptr, names + 8, 128, 64);
+    wait_connected_blocking(c);
+    std::vector<edgelock_lock> lks = new_locks(c, "bench:a:blk:", names);
+    Interleaved il;
+    il.floor_ctx = connect_sync(port);
+    il.enabled = o.get("floor", 1) != 0;
+    auto pair = [&](int i) {
+        edgelock_lock lk = lks[(size_t)(i % names)];
+        uint64_t t0 = now_ns();
+        check_st(edgelock_try_lock(c, lk, 0, kLease), "try_lock");
+        int released = 0;
+        check_st(edgelock_unlock(c, lk, &released), "unlock");
+        uint64_t t1 = now_ns();
+        if (released != 1)
+            die("unlock did not release");
+        return (double)(t1 - t0);
+    };
+    for (int i = 0; i < warm; i++)
+        pair(i);
+    for (int i = warm; i < warm + n;) {
+        il.floor_chunk(chunk);
+        double sum = 0;
+        int k = 0;
+        Usage u0 = usage();
+        for (; k < chunk && i < warm + n; k++, i++) {
+            double v = pair(i);
+            il.pairs.add(v);
+            sum += v;
+        }
+        Usage u1 = usage();
+        il.cpu_ns += u1.cpu_ns - u0.cpu_ns;
+        il.csw += u1.csw - u0.csw;
+        il.end_chunk(sum, k);
+    }
+    edgelock_client_destroy(c);
+    redisFree(il.floor_ctx);
+    Json j;
+    j.str("scenario", "a_blocking");
+    j.integer("ops_total", warm + n);
+    il.report(j, n);
+    j.print();
+    return 0;
+}
+
+struct AsyncPairs {
+    Loop *loop;
+    edgelock_client *c;
+    std::vector<edgelock_lock> lks;
+    int i, end;
+    uint64_t t0;
+    Samples *lat;
+    bool done;
+};
+
+void ap_step(AsyncPairs *a);
+
+void ap_unlocked(edgelock_client *, edgelock_lock, edgelock_status st, int64_t v, void *user)
+{
+    auto *a = static_cast<AsyncPairs *>(user);
+    uint64_t t1 = now_ns();
+    if (st != EDGELOCK_OK || v != 1)
+        die("async unlock: %s", edgelock_status_str(st));
+    if (a->lat)
+        a->lat->add((double)(t1 - a->t0));
+    a->i++;
+    ap_step(a);
+}
+
+void ap_locked(edgelock_client *c, edgelock_lock lk, edgelock_status st, int64_t, void *user)
+{
+    check_st(st, "async lock");
+    check_st(edgelock_unlock_async(c, lk, 1, ap_unlocked, user), "unlock_async");
+}
+
+void ap_step(AsyncPairs *a)
+{
+    if (a->i >= a->end) {
+        a->done = true;
+        event_base_loopbreak(a->loop->base);
+        return;
+    }
+    a->t0 = now_ns();
+    check_st(
+        edgelock_lock_async(a->c, a->lks[(size_t)(a->i % (int)a->lks.size())], 1, 0, kLease, ap_locked, a),
+        "lock_async");
+}
+
+// Pairs [a->i, end) back to back on the loop; their latencies go to lat.
+void ap_run(AsyncPairs *a, int end, Samples *lat)
+{
+    a->end = end;
+    a->lat = lat;
+    a->done = false;
+    ap_step(a);
+    if (!a->loop->run_until([&] { return a->done; }, 120000))
+        die("async pairs did not finish");
+}
+
+int cmd_a_async(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    int n = (int)o.get("pairs", 5000), chunk = (int)o.get("chunk", 100);
+    const int warm = 500, names = 1000;
+    load_all_scripts(port);
+    Loop loop;
+    AsyncPairs a;
+    a.loop = &loop;
+    a.c = new_client(port, loop.base, names + 8, 128, 64); // as in a_blocking
+    wait_connected_async(loop, a.c);
+    a.lks = new_locks(a.c, "bench:a:async:", names);
+    a.i = 0;
+    ap_run(&a, warm, nullptr);
+    Interleaved il;
+    il.floor_ctx = connect_sync(port);
+    il.enabled = o.get("floor", 1) != 0;
+    // A third interleaved chunk: edgelock's exact per-pair traffic through a
+    // bare hiredis async context on the same base (what the async I/O stack
+    // costs without edgelock).
+    AsyncFloor f;
+    f.ac = redisAsyncConnect("127.0.0.1", port);
+    if (!f.ac || f.ac->err)
+        die("async floor connect");
+    redisLibeventAttach(f.ac, loop.base);
+    f.base = loop.base;
+    f.i = f.warm = f.errors = 0;
+    f.connected = f.failed = false;
+    while (a.i < warm + n) {
+        il.floor_chunk(chunk);
+        if (il.enabled) {
+            f.total = f.i + chunk;
+            f.done = false;
+            afloor_step(&f);
+            if (!loop.run_until([&] { return f.done; }, 60000) || f.errors)
+                die("async floor failed");
+        }
+        Samples s;
+        int from = a.i;
+        Usage u0 = usage();
+        ap_run(&a, std::min(a.i + chunk, warm + n), &s);
+        Usage u1 = usage();
+        il.cpu_ns += u1.cpu_ns - u0.cpu_ns;
+        il.csw += u1.csw - u0.csw;
+        double sum = 0;
+        for (double v : s.v) {
+            il.pairs.add(v);
+            sum += v;
+        }
+        il.end_chunk(sum, a.i - from);
+    }
+    loop.run_until([&] { return stats_of(a.c).commands == 0; }, 2000);
+    edgelock_client_destroy(a.c);
+    redisAsyncFree(f.ac);
+    redisFree(il.floor_ctx);
+    Json j;
+    j.str("scenario", "a_async");
+    j.integer("ops_total", warm + n);
+    il.report(j, n);
+    if (il.enabled) {
+        j.latency("hiredis_async_pair", f.lat);
+        j.num("ratio_vs_hiredis_async_pair", f.lat.mean() / il.pairs.mean());
+    }
+    j.print();
+    return 0;
+}
+
+// ---- A2: many distinct locks in flight on one client ----------------------------------------
+
+struct Phase {
+    int pending;
+    int errors;
+};
+
+void phase_done(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, void *user)
+{
+    auto *p = static_cast<Phase *>(user);
+    if (st != EDGELOCK_OK)
+        p->errors++;
+    p->pending--;
+}
+
+int cmd_a2(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    int window = (int)o.get("window", 512);
+    double seconds = (double)o.get("ms", 1500) / 1000.0;
+    Loop loop;
+    edgelock_client *c = new_client(port, loop.base, (uint32_t)window, (uint32_t)(2 * window + 64));
+    wait_connected_async(loop, c);
+    std::vector<edgelock_lock> lks = new_locks(c, "bench:a2:", window);
+    double lock_ns = 0, unlock_ns = 0, cycle_ns = 0;
+    long long acquisitions = 0;
+    int rounds = 0;
+    for (int warm = 0; warm < 3 || lock_ns + unlock_ns < seconds * 1e9; warm++) {
+        bool counted = warm >= 3;
+        Phase p = {window, 0};
+        uint64_t t0 = now_ns();
+        for (int k = 0; k < window; k++)
+            check_st(edgelock_lock_async(c, lks[(size_t)k], 1, 0, kLease, phase_done, &p), "a2 lock_async");
+        if (!loop.run_until([&] { return p.pending == 0; }, 30000) || p.errors)
+            die("a2 lock phase failed (%d errors)", p.errors);
+        uint64_t t1 = now_ns();
+        p = {window, 0};
+        for (int k = 0; k < window; k++)
+            check_st(edgelock_unlock_async(c, lks[(size_t)k], 1, phase_done, &p), "a2 unlock_async");
+        if (!loop.run_until([&] { return p.pending == 0; }, 30000) || p.errors)
+            die("a2 unlock phase failed (%d errors)", p.errors);
+        uint64_t t2 = now_ns();
+        // The latch DELs are still on their way: a cycle ends when they are done.
+        loop.run_until([&] { return stats_of(c).commands == 0; }, 30000);
+        uint64_t t3 = now_ns();
+        if (counted) {
+            lock_ns += (double)(t1 - t0);
+            unlock_ns += (double)(t2 - t1);
+            cycle_ns += (double)(t3 - t0);
+            acquisitions += window;
+            rounds++;
+        }
+    }
+    edgelock_client_destroy(c);
+    Json j;
+    j.str("scenario", "a2");
+    j.integer("window", window);
+    j.integer("rounds", rounds);
+    j.integer("acquisitions", acquisitions);
+    j.num("acquisitions_per_s", (double)acquisitions / (lock_ns / 1e9));
+    j.num("releases_per_s", (double)acquisitions / (unlock_ns / 1e9));
+    j.num("cycles_per_s", (double)acquisitions / (cycle_ns / 1e9));
+    j.print();
+    return 0;
+}
+
+// ---- B: handoff -----------------------------------------------------------------------------
+
+struct Handoff {
+    Loop *loop;
+    edgelock_client *a, *b;
+    edgelock_lock la, lb;
+    struct event *hold_timer;
+    int i, total, warm;
+    uint64_t t0;
+    bool a_done, b_done, finished;
+    Samples a_reply;
+    Samples lat;
+    // The idle round trip, interleaved: one per handoff, after its own pause.
+    redisContext *probe;
+    Samples idle;
+};
+
+void ho_start(Handoff *h);
+
+void ho_maybe_next(Handoff *h)
+{
+    if (h->a_done && h->b_done) {
+        h->i++;
+        ho_start(h);
+    }
+}
+
+void ho_b_unlocked(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, void *user)
+{
+    check_st(st, "B unlock");
+    auto *h = static_cast<Handoff *>(user);
+    h->b_done = true;
+    ho_maybe_next(h);
+}
+
+void ho_a_unlocked(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, void *user)
+{
+    check_st(st, "A unlock");
+    auto *h = static_cast<Handoff *>(user);
+    h->a_done = true;
+    if (h->i >= h->warm)
+        h->a_reply.add((double)(now_ns() - h->t0));
+    ho_maybe_next(h);
+}
+
+void ho_b_locked(edgelock_client *c, edgelock_lock lk, edgelock_status st, int64_t, void *user)
+{
+    uint64_t t1 = now_ns();
+    check_st(st, "B lock");
+    auto *h = static_cast<Handoff *>(user);
+    if (h->t0 == 0)
+        die("B acquired before A unlocked");
+    if (h->i >= h->warm)
+        h->lat.add((double)(t1 - h->t0));
+    check_st(edgelock_unlock_async(c, lk, 2, ho_b_unlocked, h), "B unlock_async");
+}
+
+void ho_release(evutil_socket_t, short, void *user)
+{
+    auto *h = static_cast<Handoff *>(user);
+    h->t0 = now_ns();
+    check_st(edgelock_unlock_async(h->a, h->la, 1, ho_a_unlocked, h), "A unlock_async");
+}
+
+void ho_a_locked(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, void *user)
+{
+    check_st(st, "A lock");
+    auto *h = static_cast<Handoff *>(user);
+    check_st(edgelock_lock_async(h->b, h->lb, 2, 30000, kLease, ho_b_locked, h), "B lock_async");
+    // B is waiting (attempt, subscribe, attempt) well within 3 ms.
+    struct timeval tv = {0, (suseconds_t)(3000 + rand_u32() % 5000)};
+    event_add(h->hold_timer, &tv);
+}
+
+void ho_start(Handoff *h)
+{
+    if (h->i >= h->total) {
+        h->finished = true;
+        return;
+    }
+    h->a_done = h->b_done = false;
+    h->t0 = 0;
+    Samples idle;
+    idle_probe(h->probe, 1, 5000, &idle);
+    if (h->i >= h->warm)
+        h->idle.add(idle.v[0]);
+    check_st(edgelock_lock_async(h->a, h->la, 1, 0, kLease, ho_a_locked, h), "A lock_async");
+}
+
+void write_samples(const std::string &path, const Samples &s)
+{
+    if (path.empty())
+        return;
+    FILE *f = fopen(path.c_str(), "w");
+    if (!f)
+        die("cannot write %s", path.c_str());
+    for (double v : s.v)
+        fprintf(f, "%.3f\n", v / 1000.0);
+    fclose(f);
+}
+
+int cmd_b_async(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    Loop loop;
+    Handoff h;
+    h.loop = &loop;
+    h.a = new_client(port, loop.base, 8);
+    h.b = new_client(port, loop.base, 8);
+    wait_connected_async(loop, h.a);
+    wait_connected_async(loop, h.b);
+    const char name[] = "bench:b:async";
+    check_st(edgelock_lock_new(h.a, name, strlen(name), &h.la), "lock_new");
+    check_st(edgelock_lock_new(h.b, name, strlen(name), &h.lb), "lock_new");
+    h.hold_timer = event_new(loop.base, -1, 0, ho_release, &h);
+    h.t0 = 0;
+    load_all_scripts(port);
+    h.probe = connect_sync(port);
+    h.i = 0;
+    h.warm = 20;
+    h.total = h.warm + (int)o.get("handoffs", 200);
+    h.finished = false;
+    ho_start(&h);
+    if (!loop.run_until([&] { return h.finished; }, 120000))
+        die("handoffs did not finish");
+    event_free(h.hold_timer);
+    redisFree(h.probe);
+    edgelock_client_destroy(h.a);
+    edgelock_client_destroy(h.b);
+    write_samples(o.get_str("samples", ""), h.lat);
+    Json j;
+    j.str("scenario", "b_async");
+    j.integer("ops_total", h.total);
+    j.latency("handoff", h.lat);
+    j.latency("idle_rtt", h.idle);
+    j.num("p50_in_idle_rtts", h.lat.pct(50) / h.idle.pct(50));
+    j.num("p99_in_idle_rtts", h.lat.pct(99) / h.idle.pct(50));
+    // A's own release round trip (its unlock callback), for the breakdown.
+    j.latency("release_rtt", h.a_reply);
+    j.print();
+    return 0;
+}
+
+int cmd_b_blocking(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    const int warm = 20, n = (int)o.get("handoffs", 200);
+    edgelock_client *ca = new_client(port, nullptr, 8), *cb = new_client(port, nullptr, 8);
+    wait_connected_blocking(ca);
+    wait_connected_blocking(cb);
+    const char name[] = "bench:b:blocking";
+    edgelock_lock la, lb;
+    check_st(edgelock_lock_new(ca, name, strlen(name), &la), "lock_new");
+    check_st(edgelock_lock_new(cb, name, strlen(name), &lb), "lock_new");
+
+    std::mutex m;
+    std::condition_variable cv;
+    int go = -1, done = -1;
+    uint64_t t1 = 0;
+    std::thread waiter([&] {
+        for (int i = 0; i < warm + n; i++) {
+            {
+                std::unique_lock<std::mutex> g(m);
+                cv.wait(g, [&] { return go == i; });
+            }
+            check_st(edgelock_try_lock(cb, lb, 30000, kLease), "B try_lock");
+            uint64_t t = now_ns();
+            check_st(edgelock_unlock(cb, lb, nullptr), "B unlock");
+            std::lock_guard<std::mutex> g(m);
+            t1 = t;
+            done = i;
+            cv.notify_all();
+        }
+    });
+    Samples lat, idle;
+    load_all_scripts(port);
+    redisContext *probe = connect_sync(port);
+    for (int i = 0; i < warm + n; i++) {
+        Samples one;
+        idle_probe(probe, 1, 5000, &one); // the idle round trip, interleaved
+        if (i >= warm)
+            idle.add(one.v[0]);
+        check_st(edgelock_try_lock(ca, la, 0, kLease), "A try_lock");
+        {
+            std::lock_guard<std::mutex> g(m);
+            go = i;
+            cv.notify_all();
+        }
+        sleep_us(3000 + rand_u32() % 5000);
+        uint64_t t0 = now_ns();
+        check_st(edgelock_unlock(ca, la, nullptr), "A unlock");
+        std::unique_lock<std::mutex> g(m);
+        cv.wait(g, [&] { return done == i; });
+        if (i >= warm)
+            lat.add((double)(t1 - t0));
+    }
+    waiter.join();
+    redisFree(probe);
+    edgelock_client_destroy(ca);
+    edgelock_client_destroy(cb);
+    write_samples(o.get_str("samples", ""), lat);
+    Json j;
+    j.str("scenario", "b_blocking");
+    j.integer("ops_total", warm + n);
+    j.latency("handoff", lat);
+    j.latency("idle_rtt", idle);
+    j.num("p50_in_idle_rtts", lat.pct(50) / idle.pct(50));
+    j.num("p99_in_idle_rtts", lat.pct(99) / idle.pct(50));
+    j.print();
+    return 0;
+}
+
+// ---- C: contended ---------------------------------------------------------------------------
+
+struct CShared {
+    std::atomic<int> holders{0};
+    std::atomic<long long> overlaps{0};
+    uint64_t deadline;
+};
+
+struct CAsyncClient {
+    CShared *sh;
+    int *running;
+    edgelock_client *c;
+    edgelock_lock lk;
+    redisAsyncContext *ac;
+    long long count;
+    long long value;
+};
+
+void ca_lock(CAsyncClient *x);
+
+void ca_unlocked(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, void *user)
+{
+    check_st(st, "C unlock");
+    auto *x = static_cast<CAsyncClient *>(user);
+    if (now_ns() < x->sh->deadline)
+        ca_lock(x);
+    else
+        (*x->running)--;
+}
+
+void ca_set(redisAsyncContext *, void *r, void *priv)
+{
+    auto *x = static_cast<CAsyncClient *>(priv);
+    if (!r)
+        die("C SET failed");
+    x->count++;
+    x->sh->holders--;
+    check_st(edgelock_unlock_async(x->c, x->lk, 1, ca_unlocked, x), "C unlock_async");
+}
+
+void ca_get(redisAsyncContext *ac, void *r, void *priv)
+{
+    auto *x = static_cast<CAsyncClient *>(priv);
+    auto *reply = static_cast<redisReply *>(r);
+    if (!reply)
+        die("C GET failed");
+    long long v = reply->type == REDIS_REPLY_STRING ? atoll(reply->str) : 0;
+    redisAsyncCommand(ac, ca_set, x, "SET bench:c:counter %lld", v + 1);
+}
+
+void ca_locked(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, void *user)
+{
+    check_st(st, "C lock");
+    auto *x = static_cast<CAsyncClient *>(user);
+    if (++x->sh->holders != 1)
+        x->sh->overlaps++;
+    redisAsyncCommand(x->ac, ca_get, x, "GET bench:c:counter");
+}
+
+void ca_lock(CAsyncClient *x)
+{
+    check_st(edgelock_lock_async(x->c, x->lk, 1, EDGELOCK_WAIT_FOREVER, kLease, ca_locked, x),
+             "C lock_async");
+}
+
+int cmd_c(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    int nclients = (int)o.get("clients", 8);
+    double ms = (double)o.get("ms", 2000);
+    std::string kind_s = o.get_str("kind", "reentrant"), api = o.get_str("api", "async");
+    edgelock_lock_kind kind = kind_s == "fair" ? EDGELOCK_FAIR : EDGELOCK_REENTRANT;
+    std::string name = "bench:c:" + kind_s + ":" + api;
+    redisContext *admin = connect_sync(port);
+    freeReplyObject(must(admin, "DEL bench:c:counter %s", name.c_str()));
+
+    CShared sh;
+    std::vector<long long> counts((size_t)nclients, 0);
+    uint64_t start = 0, end = 0;
+    Usage u0 = usage();
+    if (api == "async") {
+        Loop loop;
+        std::vector<CAsyncClient> xs((size_t)nclients);
+        int running = nclients;
+        for (auto &x : xs) {
+            x.sh = &sh;
+            x.running = &running;
+            x.c = new_client(port, loop.base, 8);
+            check_st(edgelock_lock_new_kind(x.c, kind, name.data(), name.size(), &x.lk), "lock_new");
+            x.ac = redisAsyncConnect("127.0.0.1", port);
+            if (!x.ac || x.ac->err)
+                die("C connect");
+            redisLibeventAttach(x.ac, loop.base);
+            x.count = 0;
+        }
+        for (auto &x : xs)
+            wait_connected_async(loop, x.c);
+        start = now_ns();
+        sh.deadline = start + (uint64_t)(ms * 1e6);
+        for (auto &x : xs)
+            ca_lock(&x);
+        if (!loop.run_until([&] { return running == 0; }, (uint64_t)ms + 60000))
+            die("C async did not finish");
+        end = now_ns();
+        for (size_t i = 0; i < xs.size(); i++) {
+            counts[i] = xs[i].count;
+            loop.run_until([&] { return stats_of(xs[i].c).commands == 0; }, 2000);
+            edgelock_client_destroy(xs[i].c);
+            redisAsyncFree(xs[i].ac);
+        }
+    } else {
+        std::vector<edgelock_client *> cs((size_t)nclients);
+        std::vector<edgelock_lock> lks((size_t)nclients);
+        for (int i = 0; i < nclients; i++) {
+            cs[(size_t)i] = new_client(port, nullptr, 8);
+            check_st(edgelock_lock_new_kind(cs[(size_t)i], kind, name.data(), name.size(), &lks[(size_t)i]),
+                     "lock_new");
+        }
+        for (auto *c : cs)
+            wait_connected_blocking(c);
+        std::vector<std::thread> ts;
+        std::atomic<int> ready{0};
+        std::atomic<bool> go{false};
+        for (int i = 0; i < nclients; i++) {
+            ts.emplace_back([&, i] {
+                redisContext *rc = connect_sync(port);
+                edgelock_client *c = cs[(size_t)i];
+                edgelock_lock lk = lks[(size_t)i];
+                ready++;
+                while (!go.load())
+                    sleep_us(100);
+                long long n = 0;
+                while (now_ns() < sh.deadline) {
+                    check_st(edgelock_try_lock(c, lk, EDGELOCK_WAIT_FOREVER, kLease), "C try_lock");
+                    if (++sh.holders != 1)
+                        sh.overlaps++;
+                    long long v = must_int(rc, "GET bench:c:counter");
+                    freeReplyObject(must(rc, "SET bench:c:counter %lld", v + 1));
+                    n++;
+                    sh.holders--;
+                    check_st(edgelock_unlock(c, lk, nullptr), "C unlock");
+                }
+                counts[(size_t)i] = n;
+                redisFree(rc);
+            });
+        }
+        while (ready.load() < nclients)
+            sleep_us(1000);
+        start = now_ns();
+        sh.deadline = start + (uint64_t)(ms * 1e6);
+        go = true;
+        for (auto &t : ts)
+            t.join();
+        end = now_ns();
+        for (auto *c : cs)
+            edgelock_client_destroy(c);
+    }
+    Usage u1 = usage(); // includes client setup and teardown: an upper bound
+    long long total = 0, mn = -1, mx = 0;
+    for (long long n : counts) {
+        total += n;
+        mn = mn < 0 || n < mn ? n : mn;
+        mx = n > mx ? n : mx;
+    }
+    long long counter = must_int(admin, "GET bench:c:counter");
+    redisFree(admin);
+    double elapsed = (double)(end - start) / 1e9;
+    Json j;
+    j.str("scenario", "c");
+    j.str("kind", kind_s.c_str());
+    j.str("api", api.c_str());
+    j.integer("clients", nclients);
+    j.num("seconds", elapsed);
+    j.integer("acquisitions", total);
+    j.integer("ops_total", total);
+    j.num("acquisitions_per_s", (double)total / elapsed);
+    j.integer("per_client_min", mn);
+    j.integer("per_client_max", mx);
+    j.raw("per_client", json_array(counts));
+    j.integer("counter", counter);
+    j.integer("overlaps", sh.overlaps.load());
+    j.num("client_cpu_us_per_acquisition",
+          (double)(u1.cpu_ns - u0.cpu_ns) / 1000.0 / (double)(total ? total : 1));
+    j.num("client_cpu_pct_of_core", 100.0 * (double)(u1.cpu_ns - u0.cpu_ns) / 1e9 / elapsed);
+    j.boolean("exclusion_ok", counter == total && sh.overlaps.load() == 0);
+    j.print();
+    return 0;
+}
+
+// ---- D: watchdog with 10,000 holds ----------------------------------------------------------
+
+int cmd_d(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    int holds = (int)o.get("holds", 10000);
+    uint32_t lease = (uint32_t)o.get("lease", 3000);
+    int periods = (int)o.get("periods", 4);
+    const int window = 500;
+    Loop loop;
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    std::string url = url_of(port);
+    cfg.url = url.c_str();
+    cfg.max_locks = cfg.max_holds = (uint32_t)holds;
+    cfg.max_waiters = window;
+    cfg.max_commands = 2 * window + 256;
+    cfg.watchdog_lease_ms = lease;
+    cfg.command_timeout_ms = 10000;
+    edgelock_client *c = nullptr;
+    check_st(edgelock_client_create(&cfg, loop.base, &c), "client_create");
+    wait_connected_async(loop, c);
+    std::vector<edgelock_lock> lks = new_locks(c, "bench:d:", holds);
+
+    // Take every lock under the watchdog, a window at a time.
+    uint64_t t0 = now_ns(), cpu0 = thread_cpu_ns();
+    for (int k = 0; k < holds; k += window) {
+        Phase p = {0, 0};
+        for (int m = k; m < holds && m < k + window; m++, p.pending++)
+            check_st(edgelock_lock_async(c, lks[(size_t)m], 1, 0, EDGELOCK_LEASE_WATCHDOG, phase_done, &p),
+                     "d lock_async");
+        if (!loop.run_until([&] { return p.pending == 0; }, 60000) || p.errors)
+            die("d acquire failed (%d errors)", p.errors);
+    }
+    double acquire_s = (double)(now_ns() - t0) / 1e9;
+    double acquire_cpu_s = (double)(thread_cpu_ns() - cpu0) / 1e9;
+    if (stats_of(c).holds != (uint32_t)holds)
+        die("d: %u holds, expected %d", stats_of(c).holds, holds);
+
+    // Idle-hold. A window starts right after a renewal tick has sent its calls
+    // and ends right after the periods-th tick after it.
+    auto wait_tick = [&](uint64_t after) {
+        if (!loop.run_until([&] { return stats_of(c).renew_calls > after; }, lease * 2ull))
+            die("d: no renewal tick");
+        loop.run_for(1); // the rest of that tick's batches are out by now
+        return stats_of(c).renew_calls;
+    };
+    uint64_t calls = wait_tick(stats_of(c).renew_calls);
+    uint64_t w0 = now_ns(), c0 = thread_cpu_ns(), calls0 = calls;
+    for (int k = 0; k < periods; k++)
+        calls = wait_tick(calls);
+    // Let that tick's replies be processed as well, so the CPU covers whole periods.
+    loop.run_until([&] { return stats_of(c).commands == 0; }, 5000);
+    double window_s = (double)(now_ns() - w0) / 1e9;
+    double cpu_s = (double)(thread_cpu_ns() - c0) / 1e9;
+    edgelock_stats s = stats_of(c);
+    if (s.holds != (uint32_t)holds)
+        die("d: holds lost while idle (%u left)", s.holds);
+    long rss = rss_kib();
+
+    // Release everything.
+    for (int k = 0; k < holds; k += window) {
+        Phase p = {0, 0};
+        for (int m = k; m < holds && m < k + window; m++, p.pending++)
+            check_st(edgelock_unlock_async(c, lks[(size_t)m], 1, phase_done, &p), "d unlock_async");
+        if (!loop.run_until([&] { return p.pending == 0; }, 60000) || p.errors)
+            die("d release failed (%d errors)", p.errors);
+    }
+    loop.run_until([&] { return stats_of(c).commands == 0; }, 5000);
+    edgelock_client_destroy(c);
+
+    double per_period = (double)(calls - calls0) / periods;
+    Json j;
+    j.str("scenario", "d");
+    j.integer("holds", holds);
+    j.integer("watchdog_lease_ms", lease);
+    j.integer("period_ms", lease / 3);
+    j.integer("periods", periods);
+    j.num("window_s", window_s);
+    j.num("renew_calls_per_period", per_period);
+    j.num("renew_calls_per_100_locks", per_period / (holds / 100.0));
+    j.num("cpu_ms_per_period", cpu_s * 1000.0 / periods);
+    j.num("cpu_pct_of_core", 100.0 * cpu_s / window_s);
+    j.num("acquire_s", acquire_s);
+    j.num("acquire_cpu_s", acquire_cpu_s);
+    j.integer("rss_kib", rss);
+    j.print();
+    return 0;
+}
+
+// ---- E: RSS against table size ----------------------------------------------------------------
+
+int cmd_e_rss(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    int locks = (int)o.get("locks", 64);
+    int fill = (int)o.get("fill", 0);
+    Loop loop;
+    // Connections and libevent's own state exist before the client does.
+    redisContext *warm = connect_sync(port);
+    redisFree(warm);
+    long rss0 = rss_kib();
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    std::string url = url_of(port);
+    cfg.url = url.c_str();
+    if (locks != 64) {
+        cfg.max_locks = cfg.max_holds = (uint32_t)locks;
+        cfg.max_waiters = (uint32_t)locks;
+        cfg.max_subscriptions = (uint32_t)(locks / 2 > 32 ? locks / 2 : 32);
+        cfg.max_commands = (uint32_t)(locks * 2 > 0xffff ? 0xffff : locks * 2);
+    }
+    edgelock_client *c = nullptr;
+    check_st(edgelock_client_create(&cfg, loop.base, &c), "client_create");
+    long rss_created = rss_kib();
+    wait_connected_async(loop, c);
+    long rss_connected = rss_kib();
+    edgelock_stats s = stats_of(c);
+    long rss_full = -1;
+    if (fill) {
+        // Every lock handle named and held: every table slot and name byte in use.
+        std::vector<edgelock_lock> lks = new_locks(c, "bench:e:", locks);
+        const int window = 500;
+        for (int k = 0; k < locks; k += window) {
+            Phase p = {0, 0};
+            for (int m = k; m < locks && m < k + window; m++, p.pending++)
+                check_st(edgelock_lock_async(c, lks[(size_t)m], 1, 0, kLease, phase_done, &p),
+                         "e lock_async");
+            if (!loop.run_until([&] { return p.pending == 0; }, 60000) || p.errors)
+                die("e acquire failed");
+        }
+        rss_full = rss_kib();
+        for (int k = 0; k < locks; k += window) {
+            Phase p = {0, 0};
+            for (int m = k; m < locks && m < k + window; m++, p.pending++)
+                check_st(edgelock_unlock_async(c, lks[(size_t)m], 1, phase_done, &p), "e unlock_async");
+            if (!loop.run_until([&] { return p.pending == 0; }, 60000) || p.errors)
+                die("e release failed");
+        }
+        loop.run_until([&] { return stats_of(c).commands == 0; }, 5000);
+    }
+    edgelock_client_destroy(c);
+    Json j;
+    j.str("scenario", "e_rss");
+    j.integer("max_locks", cfg.max_locks);
+    j.integer("max_holds", cfg.max_holds);
+    j.integer("max_waiters", cfg.max_waiters);
+    j.integer("max_subscriptions", cfg.max_subscriptions);
+    j.integer("max_commands", cfg.max_commands);
+    j.integer("max_name_len", cfg.max_name_len);
+    j.integer("table_bytes", (long long)s.table_bytes);
+    j.integer("rss_before_kib", rss0);
+    j.integer("rss_delta_created_kib", rss_created - rss0);
+    j.integer("rss_delta_connected_kib", rss_connected - rss0);
+    j.integer("rss_delta_full_kib", fill ? rss_full - rss0 : -1);
+    j.print();
+    return 0;
+}
+
+int cmd_shas()
+{
+    Json j;
+    j.str("acquire", edgelock::kScripts[edgelock::kScriptAcquire].sha1);
+    j.str("release", edgelock::kScripts[edgelock::kScriptRelease].sha1);
+    j.str("hiredis", (std::to_string(HIREDIS_MAJOR) + "." + std::to_string(HIREDIS_MINOR) + "." +
+                      std::to_string(HIREDIS_PATCH))
+                         .c_str());
+    j.str("libevent", event_get_version());
+    j.print();
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        die("usage: edgelock_bench SCENARIO [--port P] [options]");
+    std::string s = argv[1];
+    Options o(argc, argv, 2);
+    if (s != "shas" && o.get("port", 0) == 0)
+        die("--port is required");
+    if (s == "shas")
+        return cmd_shas();
+    if (s == "floor")
+        return cmd_floor(o);
+    if (s == "probe")
+        return cmd_probe(o);
+    if (s == "a_blocking")
+        return cmd_a_blocking(o);
+    if (s == "a_async")
+        return cmd_a_async(o);
+    if (s == "a2")
+        return cmd_a2(o);
+    if (s == "b_async")
+        return cmd_b_async(o);
+    if (s == "b_blocking")
+        return cmd_b_blocking(o);
+    if (s == "c")
+        return cmd_c(o);
+    if (s == "d")
+        return cmd_d(o);
+    if (s == "e_rss")
+        return cmd_e_rss(o);
+    die("unknown scenario %s", s.c_str());
+}

@@ -1,0 +1,71 @@
+// Small helpers shared by the benchmark binaries: clocks, percentiles, a flat
+// JSON writer, command-line options and a synchronous hiredis connection.
+#pragma once
+
+#include <hiredis/hiredis.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <string>
+#include <vector>
+
+namespace bench
+{
+
+uint64_t now_ns();         // CLOCK_MONOTONIC
+uint64_t thread_cpu_ns();  // CLOCK_THREAD_CPUTIME_ID
+uint64_t process_cpu_ns(); // getrusage(RUSAGE_SELF), user + system
+void sleep_us(uint64_t us);
+long rss_kib(); // VmRSS of this process
+uint32_t rand_u32();
+
+// Latency samples in nanoseconds.
+struct Samples {
+    std::vector<double> v;
+    void add(double ns) { v.push_back(ns); }
+    double pct(double p) const; // nearest-rank percentile, 0..100
+    double mean() const;
+    size_t size() const { return v.size(); }
+};
+
+// One JSON object, written as key/value pairs in order.
+class Json
+{
+public:
+    Json &num(const char *key, double v);
+    Json &integer(const char *key, long long v);
+    Json &str(const char *key, const char *v);
+    Json &boolean(const char *key, bool v);
+    Json &raw(const char *key, const std::string &json);
+    Json &latency(const char *prefix, const Samples &s); // prefix_p50_us, _p99_us, _mean_us
+    std::string text() const { return "{" + body_ + "}"; }
+    void print() const;
+
+private:
+    void key(const char *k);
+    std::string body_;
+};
+std::string json_array(const std::vector<long long> &v);
+
+// --name value options after the subcommand.
+class Options
+{
+public:
+    Options(int argc, char **argv, int first);
+    long long get(const char *name, long long def) const;
+    std::string get_str(const char *name, const char *def) const;
+
+private:
+    std::vector<std::string> args_;
+};
+
+// A synchronous hiredis connection to the benchmark server; exits on failure.
+redisContext *connect_sync(int port);
+// Runs a command; exits with a message on a NULL or error reply.
+redisReply *must(redisContext *c, const char *fmt, ...);
+long long must_int(redisContext *c, const char *fmt, ...);
+void load_all_scripts(int port);
+
+[[noreturn]] void die(const char *fmt, ...);
+
+} // namespace bench
