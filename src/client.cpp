@@ -181,13 +181,21 @@ Client *client_create(const edgelock_config *cfg, struct event_base *base, edgel
     else
         make_uuid(c->client_id);
     c->send_head = c->send_tail = kNoIndex;
+    edgelock_port_random(c->latch_prefix, sizeof(c->latch_prefix));
     c->cmd_timer_at = kForever;
 
     if (base) {
         c->base = base;
     } else {
         c->owns_base = true;
-        c->base = event_base_new();
+        // The changelist folds hiredis's add/remove of the write event around
+        // every command into one epoll_ctl per loop iteration, at most.
+        struct event_config *ec = event_config_new();
+        if (ec) {
+            event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+            c->base = event_base_new_with_config(ec);
+            event_config_free(ec);
+        }
         if (!c->base) {
             free_memory(c);
             return nullptr;

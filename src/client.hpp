@@ -165,6 +165,8 @@ struct Client {
     struct event *watchdog_timer;
     bool watchdog_armed;
     uint64_t waiter_seq;
+    uint8_t latch_prefix[8]; // unlock request ids: this random prefix and a counter
+    uint64_t latch_counter;
     uint32_t starved_waiters;
     bool was_ready_once;
     uint64_t reconnects;

@@ -42,9 +42,27 @@ void edgelock_port_random(void *buf, size_t n)
     }
 }
 
+/* gettid() once per thread: every blocking call asks. A child of fork() has
+ * one thread with a new id, so the copy it inherits is forgotten there. */
+static __thread uint64_t cached_tid;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void forget_tid(void)
+{
+    cached_tid = 0;
+}
+static void register_atfork(void)
+{
+    pthread_atfork(NULL, NULL, forget_tid);
+}
+
 uint64_t edgelock_port_thread_id(void)
 {
-    return (uint64_t)syscall(SYS_gettid);
+    if (cached_tid == 0) {
+        pthread_once(&atfork_once, register_atfork);
+        cached_tid = (uint64_t)syscall(SYS_gettid);
+    }
+    return cached_tid;
 }
 
 void *edgelock_port_alloc(size_t bytes)
