@@ -77,7 +77,7 @@ static void unlink_queued(Client *c, uint32_t index)
 }
 
 // Release the slot first, then dispatch a copy: the handler may call the user,
-// who may start new calls that want this very slot.
+// who may start further calls that want this very slot.
 static void complete(Client *c, uint32_t index, redisReply *reply, edgelock_status st)
 {
     Command *slot = c->cmds.get(index);

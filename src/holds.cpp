@@ -31,7 +31,7 @@ Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
 {
     Hold *h = hold_find(c, lock_id, owner, index);
     if (h) {
-        if (h->lost) { // a new acquisition supersedes the loss marker
+        if (h->lost) { // a fresh acquisition supersedes the loss marker
             h->lost = false;
             h->count = 0;
             h->watchdog = false;

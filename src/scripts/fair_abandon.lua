@@ -6,7 +6,7 @@
 -- Returns 1 when the owner was in the queue (now removed), 0 otherwise. Its
 -- zset entry is removed either way. Everyone queued behind it moves up one
 -- place, so their deadlines drop by one window; those ahead keep theirs. When
--- it was the head and the lock is free, the new head is sent "0" on its own
+-- it was the head and the lock is free, the next head is sent "0" on its own
 -- channel KEYS[4] .. ':' .. <owner>, since the release that would have woken it
 -- already went to the one leaving.
 -- Needs no clock. A queue or zset of another type is refused with WRONGTYPE
