@@ -99,47 +99,6 @@ long stop_count()
     return g_allocs.load();
 }
 
-void check_st(edgelock_status st, const char *what)
-{
-    if (st != EDGELOCK_OK)
-        die("%s: %s", what, edgelock_status_str(st));
-}
-
-edgelock_stats stats_of(edgelock_client *c)
-{
-    edgelock_stats s;
-    memset(&s, 0, sizeof(s));
-    check_st(edgelock_client_stats(c, &s), "client_stats");
-    return s;
-}
-
-struct Base {
-    struct event_base *base = event_base_new();
-    struct event *tick = nullptr;
-    Base()
-    {
-        tick = event_new(
-            base, -1, EV_PERSIST, [](evutil_socket_t, short, void *) {}, nullptr);
-        struct timeval tv = {0, 1000};
-        event_add(tick, &tv);
-    }
-    ~Base()
-    {
-        event_free(tick);
-        event_base_free(base);
-    }
-    template <typename P> bool run_until(P pred, uint64_t ms)
-    {
-        uint64_t end = now_ns() + ms * 1000000ull;
-        while (!pred()) {
-            if (now_ns() > end)
-                return false;
-            event_base_loop(base, EVLOOP_ONCE);
-        }
-        return true;
-    }
-};
-
 edgelock_client *new_client(int port, struct event_base *base, int locks)
 {
     edgelock_config cfg;
@@ -193,7 +152,7 @@ std::vector<edgelock_lock> names(edgelock_client *c, const char *prefix, int n)
 
 long edgelock_async(int port, int warm, int pairs)
 {
-    Base b;
+    Loop b;
     edgelock_client *c = new_client(port, b.base, warm + pairs + 8);
     if (!b.run_until([&] { return stats_of(c).connected == 1; }, 10000))
         die("connect");
@@ -307,7 +266,7 @@ void floor_step(Floor *f)
 
 long hiredis_floor(int port, int warm, int pairs)
 {
-    Base b;
+    Loop b;
     Floor f;
     memset(&f, 0, sizeof(f));
     f.ac = redisAsyncConnect("127.0.0.1", port);

@@ -61,63 +61,7 @@ std::string channel_of(const std::string &name)
     return std::string(edgelock::kLockChannelPrefix) + ":{" + name + "}";
 }
 
-void check_st(edgelock_status st, const char *what)
-{
-    if (st != EDGELOCK_OK)
-        die("%s: %s", what, edgelock_status_str(st));
-}
-
-edgelock_stats stats_of(edgelock_client *c)
-{
-    edgelock_stats s;
-    memset(&s, 0, sizeof(s));
-    check_st(edgelock_client_stats(c, &s), "client_stats");
-    return s;
-}
-
 // ---- event loop helpers (event-loop mode clients run on our own base) -------------
-
-struct Loop {
-    struct event_base *base;
-    struct event *tick;
-    Loop()
-    {
-        // BENCH_EPOLL_CHANGELIST=1 (profiling experiments only): libevent's epoll
-        // changelist, which folds an add and a delete of the same event within
-        // one loop iteration into no epoll_ctl at all.
-        struct event_config *cfg = event_config_new();
-        if (getenv("BENCH_EPOLL_CHANGELIST"))
-            event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-        base = event_base_new_with_config(cfg);
-        event_config_free(cfg);
-        if (!base)
-            die("event_base_new");
-        // A 1 ms persistent tick: EVLOOP_ONCE never blocks for long.
-        tick = event_new(
-            base, -1, EV_PERSIST, [](evutil_socket_t, short, void *) {}, nullptr);
-        struct timeval tv = {0, 1000};
-        event_add(tick, &tv);
-    }
-    ~Loop()
-    {
-        event_free(tick);
-        event_base_free(base);
-    }
-    template <typename Pred> bool run_until(Pred pred, uint64_t timeout_ms)
-    {
-        uint64_t end = now_ns() + timeout_ms * 1000000ull;
-        while (!pred()) {
-            if (now_ns() > end)
-                return false;
-            event_base_loop(base, EVLOOP_ONCE);
-        }
-        return true;
-    }
-    void run_for(uint64_t ms)
-    {
-        run_until([] { return false; }, ms);
-    }
-};
 
 void wait_connected_async(Loop &loop, edgelock_client *c)
 {

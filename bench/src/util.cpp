@@ -259,4 +259,18 @@ void load_all_scripts(int port)
     redisFree(c);
 }
 
+void check_st(edgelock_status st, const char *what)
+{
+    if (st != EDGELOCK_OK)
+        die("%s: %s", what, edgelock_status_str(st));
+}
+
+edgelock_stats stats_of(edgelock_client *c)
+{
+    edgelock_stats s;
+    memset(&s, 0, sizeof(s));
+    check_st(edgelock_client_stats(c, &s), "client_stats");
+    return s;
+}
+
 } // namespace bench
