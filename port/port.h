@@ -51,6 +51,9 @@ void edgelock_port_cond_init(edgelock_port_cond *c);
 void edgelock_port_cond_destroy(edgelock_port_cond *c);
 void edgelock_port_cond_wait(edgelock_port_cond *c, edgelock_port_mutex *m);
 void edgelock_port_cond_signal(edgelock_port_cond *c);
+/** Run fn exactly once per process, however many threads call this at once;
+ *  o is a global initialised with EDGELOCK_PORT_ONCE_INIT. */
+void edgelock_port_call_once(edgelock_port_once *o, void (*fn)(void));
 /** Start fn(arg) on a new thread; 0 on success. */
 int edgelock_port_thread_start(edgelock_port_thread *t, void (*fn)(void *), void *arg);
 void edgelock_port_thread_join(edgelock_port_thread *t);

@@ -38,6 +38,16 @@ void edgelock_config_init(edgelock_config *cfg)
     cfg->fair_wait_ms = 300000;
 }
 
+// libevent's first evthread_use_pthreads() sets up its global locks without a
+// lock of its own: two threads creating clients at once both did it, and one
+// set of locks leaked. Once per process, whoever comes first.
+static edgelock_port_once g_libevent_threads_once = EDGELOCK_PORT_ONCE_INIT;
+static int g_libevent_threads_rc = -1;
+static void use_libevent_threads()
+{
+    g_libevent_threads_rc = evthread_use_pthreads();
+}
+
 edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_base *base,
                                        edgelock_client **out)
 {
@@ -45,8 +55,11 @@ edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_
         return EDGELOCK_ERR_INVALID_ARG;
     // The owned loop is woken from other threads: libevent must be thread-aware
     // before that base exists. Idempotent.
-    if (!base && evthread_use_pthreads() != 0)
-        return EDGELOCK_ERR_NO_MEMORY;
+    if (!base) {
+        edgelock_port_call_once(&g_libevent_threads_once, use_libevent_threads);
+        if (g_libevent_threads_rc != 0)
+            return EDGELOCK_ERR_NO_MEMORY;
+    }
     edgelock_status st;
     Client *c = client_create(cfg, base, &st);
     if (!c)

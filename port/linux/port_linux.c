@@ -133,6 +133,11 @@ void edgelock_port_cond_signal(edgelock_port_cond *c)
     pthread_cond_signal(c);
 }
 
+void edgelock_port_call_once(edgelock_port_once *o, void (*fn)(void))
+{
+    pthread_once(o, fn);
+}
+
 static void *thread_trampoline(void *arg)
 {
     edgelock_port_thread *t = (edgelock_port_thread *)arg;
