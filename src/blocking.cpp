@@ -71,6 +71,7 @@ static void run(Client *c, BlockingRequest *r)
     case ReqOp::HoldCount: st = query_start(c, CmdKind::HoldCount, r->lock, r->owner, request_done, r); break;
     case ReqOp::Ttl: st = query_start(c, CmdKind::Ttl, r->lock, 0, request_done, r); break;
     case ReqOp::Extend: st = extend_start(c, r->lock, r->owner, r->lease_ms, request_done, r); break;
+    case ReqOp::Info: st = info_start(c, r->lock, r->info, request_done, r); break;
     default: st = EDGELOCK_ERR_INVALID_ARG; break;
     }
     if (st != EDGELOCK_OK)

@@ -18,7 +18,8 @@ enum class ReqOp : uint8_t {
     Exists,
     HoldCount,
     Ttl,
-    Extend
+    Extend,
+    Info
 };
 
 struct BlockingRequest {
@@ -33,6 +34,7 @@ struct BlockingRequest {
     size_t name_len;
     edgelock_lock *lock_out;
     edgelock_stats *stats_out;
+    edgelock_lock_info *info;
     edgelock_status status;
     int64_t value;
     bool done;

@@ -289,6 +289,36 @@ edgelock_status edgelock_remaining_ttl(edgelock_client *client, edgelock_lock lo
     return call(client, ReqOp::Ttl, lock, 0, 0, ttl_ms);
 }
 
+edgelock_status edgelock_lock_info_get(edgelock_client *client, edgelock_lock lock, edgelock_lock_info *info)
+{
+    if (!client || !info)
+        return EDGELOCK_ERR_INVALID_ARG;
+    BlockingRequest r = {};
+    r.op = ReqOp::Info;
+    r.lock = lock;
+    r.info = info;
+    return blocking_call(as_client(client), &r, nullptr);
+}
+
+edgelock_status edgelock_lock_info_async(edgelock_client *client, edgelock_lock lock,
+                                         edgelock_lock_info *info, edgelock_result_fn cb, void *user)
+{
+    edgelock_status st = async_entry(client);
+    return st != EDGELOCK_OK ? st : info_start(as_client(client), lock, info, cb, user);
+}
+
+edgelock_status edgelock_url_redact(const char *url, char *out, size_t cap)
+{
+    if (out && cap)
+        out[0] = 0;
+    RedisUrl parsed;
+    if (!url || !parse_redis_url(url, &parsed))
+        return EDGELOCK_ERR_INVALID_ARG;
+    if (out && cap)
+        redact_redis_url(url, parsed, out, cap);
+    return EDGELOCK_OK;
+}
+
 // ---- composites ----
 
 edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n, int64_t wait_ms,

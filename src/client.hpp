@@ -100,6 +100,7 @@ enum class CmdKind : uint8_t {
     LatchDelete, // drop the unlock latch key after a release; no caller
     Abandon,     // a fair waiter that gave up leaves the queue; no caller
     Extend,      // set the lease of a held lock (MultiLock alignment)
+    Info,        // read-only snapshot of a lock (edgelock_lock_info)
 };
 
 enum class CmdState : uint8_t { Queued, Sent };
@@ -118,8 +119,9 @@ struct Command {
     int64_t lease_ms; // Release/Cleanup: lease to restore on a partial release
     edgelock_result_fn cb;
     void *user;
-    uint32_t next;          // send queue link
-    uint8_t request_id[16]; // unlock latch
+    uint32_t next;            // send queue link
+    uint8_t request_id[16];   // unlock latch
+    edgelock_lock_info *info; // Info: the caller's snapshot
 };
 
 enum class ConnState : uint8_t { Down, Connecting, Ready };
@@ -264,6 +266,9 @@ edgelock_status extend_start(Client *c, edgelock_lock lock, uint64_t owner, int6
 void extend_on_reply(Client *c, const Command *cmd, struct redisReply *reply, edgelock_status st);
 void query_on_reply(Client *c, const Command *cmd, struct redisReply *reply, edgelock_status st);
 void cleanup_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease_ms);
+edgelock_status info_start(Client *c, edgelock_lock lock, edgelock_lock_info *info, edgelock_result_fn cb,
+                           void *user);
+void info_on_reply(Client *c, const Command *cmd, struct redisReply *reply, edgelock_status st);
 
 // Time arithmetic that cannot overflow with deadlines of kForever.
 inline uint64_t add_ms(uint64_t now, uint64_t d)

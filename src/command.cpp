@@ -99,6 +99,7 @@ static void complete(Client *c, uint32_t index, redisReply *reply, edgelock_stat
     case CmdKind::Ttl: query_on_reply(c, &cmd, reply, st); break;
     case CmdKind::Renew: watchdog_on_renew_reply(c, id, &cmd, reply, st); break;
     case CmdKind::Extend: extend_on_reply(c, &cmd, reply, st); break;
+    case CmdKind::Info: info_on_reply(c, &cmd, reply, st); break;
     case CmdKind::LatchDelete:
     case CmdKind::Abandon: break;
     }

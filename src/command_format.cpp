@@ -311,6 +311,13 @@ bool cmd_format(Client *c, const Command *cmd, uint64_t id, const char **out, si
         rc.arg_i64(cmd->lease_ms);
         owner_arg(rc, c, l, cmd->owner);
         break;
+    case CmdKind::Info:
+        script(rc, cmd, kScriptLockInfo, 4);
+        key(rc, l);
+        prefixed(rc, l, kLockQueuePrefix);
+        prefixed(rc, l, kLockTimeoutPrefix);
+        prefixed(rc, l, kLockTokenPrefix);
+        break;
     }
     return rc.finish(out, len);
 }
@@ -343,6 +350,7 @@ ScriptId cmd_script(Client *c, const Command *cmd)
     case CmdKind::Renew: return cmd->read_batch ? kScriptReadRenew : kScriptRenew;
     case CmdKind::Extend: return kind == EDGELOCK_READ ? kScriptReadRenew : kScriptRenew;
     case CmdKind::Abandon: return kScriptFairAbandon;
+    case CmdKind::Info: return kScriptLockInfo;
     default: break;
     }
     return kScriptCount;

@@ -163,7 +163,7 @@ void conn_start(Connection *conn)
     }
     if (ok && c->url.db)
         ok = send_setup(conn, "SELECT %u", c->url.db);
-    for (int i = 0; ok && !conn->subscriber && i < kScriptCount; i++)
+    for (int i = 0; ok && !conn->subscriber && i < kScriptPreloadCount; i++)
         ok = send_setup(conn, "SCRIPT LOAD %b", kScripts[i].text, kScripts[i].len);
     if (!ok) {
         conn_drop(conn);

@@ -29,9 +29,12 @@ enum ScriptId {
     kScriptReadRenew,
     kScriptWriteAcquire,
     kScriptWriteRelease,
+    kScriptLockInfo, // not preloaded: rare, sent with EVAL
     kScriptCount
 };
 
 extern const Script kScripts[];
+// Scripts loaded on every connection (SCRIPT LOAD) and sent with EVALSHA.
+constexpr int kScriptPreloadCount = kScriptLockInfo;
 
 } // namespace edgelock

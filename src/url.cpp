@@ -60,7 +60,9 @@ bool parse_redis_url(const char *url, RedisUrl *out)
             return false; // redis://password@host
         }
         p = auth_end + 1;
+        out->has_credentials = true;
     }
+    out->host_offset = (uint32_t)(p - url);
 
     const char *host_end = slash ? slash : end;
     const char *port_sep = nullptr;
@@ -94,6 +96,22 @@ bool parse_redis_url(const char *url, RedisUrl *out)
         out->db = (uint32_t)v;
     }
     return true;
+}
+
+void redact_redis_url(const char *url, const RedisUrl &parsed, char *out, size_t cap)
+{
+    static const char scheme[] = "redis://";
+    static const char hidden[] = "***@";
+    size_t o = 0;
+    auto put = [&](const char *s, size_t n) {
+        for (size_t i = 0; i < n && o + 1 < cap; i++)
+            out[o++] = s[i];
+    };
+    put(scheme, sizeof(scheme) - 1);
+    if (parsed.has_credentials)
+        put(hidden, sizeof(hidden) - 1);
+    put(url + parsed.host_offset, strlen(url + parsed.host_offset));
+    out[o] = 0;
 }
 
 } // namespace edgelock

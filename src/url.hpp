@@ -1,6 +1,7 @@
 // redis://[user:password@]host[:port][/db]
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 namespace edgelock
@@ -12,9 +13,14 @@ struct RedisUrl {
     char password[256];
     uint16_t port;
     uint32_t db;
+    uint32_t host_offset; // where the host starts in the URL (after any credentials)
+    bool has_credentials;
 };
 
 // Returns false on anything malformed; *out is then unspecified.
 bool parse_redis_url(const char *url, RedisUrl *out);
+
+// The URL with its credentials replaced by "***", cut to fit cap (> 0).
+void redact_redis_url(const char *url, const RedisUrl &parsed, char *out, size_t cap);
 
 } // namespace edgelock

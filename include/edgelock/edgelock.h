@@ -300,6 +300,73 @@ edgelock_status edgelock_remaining_ttl(edgelock_client *client, edgelock_lock lo
 /** The owner id blocking calls use for the calling thread (its kernel thread id). */
 uint64_t edgelock_current_owner(void);
 
+/* ------------------------------------------------------ introspection -- */
+
+/**
+ * Check a URL the way edgelock_client_create() parses it, and write it into
+ * out (cap bytes, NUL-terminated, truncated to fit) with any credentials shown
+ * as "***", so that it can be logged or printed. out may be NULL to check only.
+ * Pure: no allocation, no network. Returns OK, or INVALID_ARG (NULL or a
+ * malformed URL; out is then the empty string).
+ */
+edgelock_status edgelock_url_redact(const char *url, char *out, size_t cap);
+
+/** The longest owner field edgelock_lock_info() returns whole (bytes, NUL excluded). */
+#define EDGELOCK_OWNER_FIELD_MAX 127
+
+/** One holder or one queued waiter of a lock, as Redis has it. */
+typedef struct edgelock_lock_entry {
+    /** The owner field ("<client id>:<owner id>", plus ":write" for a writer),
+     *  NUL-terminated, cut at EDGELOCK_OWNER_FIELD_MAX bytes; any bytes. */
+    char owner[EDGELOCK_OWNER_FIELD_MAX + 1];
+    size_t owner_len; /** its whole length in Redis (> EDGELOCK_OWNER_FIELD_MAX: cut) */
+    /** holders: the hold count. queue: the waiter's deadline in ms since the
+     *  epoch by the writer's clock, or -1 when it has none. */
+    int64_t value;
+} edgelock_lock_entry;
+
+/** What Redis holds for a lock's name (edgelock_lock_info). */
+typedef enum edgelock_lock_state {
+    EDGELOCK_LOCK_FREE = 0,      /* no key of that name */
+    EDGELOCK_LOCK_HELD = 1,      /* the lock hash exists */
+    EDGELOCK_LOCK_WRONG_TYPE = 2 /* the name holds a Redis value of another type (redis_type) */
+} edgelock_lock_state;
+
+/**
+ * A snapshot of one lock, read in one atomic step. The caller provides the
+ * arrays (either may be NULL with a capacity of 0); the counts say how many
+ * entries Redis has, of which min(count, cap) were written, in Redis's order
+ * (the fair queue in serving order).
+ */
+typedef struct edgelock_lock_info {
+    edgelock_lock_state state;
+    char redis_type[16];   /* Redis's TYPE of the name: "hash", "none", "string"... */
+    char mode[16];         /* a read-write lock's "read" or "write"; "" for others */
+    int64_t ttl_ms;        /* ms left; -1 no expiry; -2 free */
+    int has_token;         /* 1 when a fencing token was ever issued for the name */
+    int64_t token;         /* the last fencing token issued */
+    int64_t redis_time_ms; /* Redis's clock (ms since the epoch) at the snapshot */
+    size_t holder_count;   /* owner fields in the hash ("mode" excluded) */
+    size_t queue_count;    /* fair lock: waiters queued */
+    edgelock_lock_entry *holders;
+    size_t holders_cap;
+    edgelock_lock_entry *queue;
+    size_t queue_cap;
+} edgelock_lock_info;
+
+/**
+ * Read the snapshot of `lock` into *info (the arrays and capacities set by the
+ * caller; every other field is written). Blocking, on a client that owns its
+ * loop. Errors: INVALID_ARG (NULL, or a capacity with a NULL array),
+ * STALE_HANDLE, CONNECTION, TIMEOUT, REDIS, PROTOCOL, TABLE_FULL, SHUTDOWN,
+ * WRONG_THREAD.
+ */
+edgelock_status edgelock_lock_info_get(edgelock_client *client, edgelock_lock lock, edgelock_lock_info *info);
+/** The same on the loop thread: *info is written before cb runs (status OK),
+ *  and must stay in place until then. cb's value is 0. */
+edgelock_status edgelock_lock_info_async(edgelock_client *client, edgelock_lock lock,
+                                         edgelock_lock_info *info, edgelock_result_fn cb, void *user);
+
 /* ------------------------------------------------ MultiLock and RedLock -- */
 
 /** One member of a composite lock: a handle and the client it belongs to.

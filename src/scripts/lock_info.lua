@@ -1,0 +1,28 @@
+-- A read-only snapshot of one lock for `edgelock status` and edgelock_lock_info():
+-- what Redisson keeps for it, read in one step so the parts agree.
+-- KEYS[1] lock hash, KEYS[2] fair queue (list), KEYS[3] fair deadlines (zset),
+-- KEYS[4] fencing token (string)
+-- Returns {type of KEYS[1], HGETALL or {}, PTTL, queue or {}, deadlines WITHSCORES
+-- or {}, token or false, TIME}. A queue, deadline or token key of another type
+-- reads as absent: it is not this lock's.
+local function typ(k)
+    return redis.call('type', k)['ok']
+end
+local t = typ(KEYS[1])
+local fields = {}
+if t == 'hash' then
+    fields = redis.call('hgetall', KEYS[1])
+end
+local queue = {}
+if typ(KEYS[2]) == 'list' then
+    queue = redis.call('lrange', KEYS[2], 0, -1)
+end
+local deadlines = {}
+if typ(KEYS[3]) == 'zset' then
+    deadlines = redis.call('zrange', KEYS[3], 0, -1, 'WITHSCORES')
+end
+local token = false
+if typ(KEYS[4]) == 'string' then
+    token = redis.call('get', KEYS[4])
+end
+return {t, fields, redis.call('pttl', KEYS[1]), queue, deadlines, token, redis.call('time')}

@@ -1,0 +1,139 @@
+// edgelock_lock_info_get() and edgelock_url_redact(): what `edgelock status`
+// prints comes from here, against a real redis-server.
+#include <string.h>
+
+#include <thread>
+
+#include "check.hpp"
+#include "clients.hpp"
+#include "edgelock/edgelock.h"
+#include "redis_server.hpp"
+
+static edgelock_lock make_kind(edgelock_client *c, edgelock_lock_kind kind, const char *name)
+{
+    edgelock_lock lk = {0};
+    edgelock_lock_new_kind(c, kind, name, strlen(name), &lk);
+    return lk;
+}
+
+TEST_CASE(info_of_a_free_lock)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "info:free");
+    edgelock_lock_info info;
+    memset(&info, 0x5a, sizeof(info));
+    info.holders = nullptr;
+    info.holders_cap = 0;
+    info.queue = nullptr;
+    info.queue_cap = 0;
+    CHECK_ST(edgelock_lock_info_get(c, lk, &info), EDGELOCK_OK);
+    CHECK_EQ(info.state, EDGELOCK_LOCK_FREE);
+    CHECK(strcmp(info.redis_type, "none") == 0);
+    CHECK(info.mode[0] == 0);
+    CHECK_EQ(info.ttl_ms, -2);
+    CHECK_EQ(info.has_token, 0);
+    CHECK_EQ(info.holder_count, 0);
+    CHECK_EQ(info.queue_count, 0);
+    CHECK(info.redis_time_ms > 1600000000000LL);
+    CHECK(tables_idle(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(info_names_holders_mode_token_and_queue)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    edgelock_lock rd = make_kind(c, EDGELOCK_READ, "info:rw");
+    CHECK_ST(edgelock_try_lock(c, rd, 0, 30000), EDGELOCK_OK);
+    edgelock_lock_entry holders[4], queue[4];
+    edgelock_lock_info info;
+    memset(&info, 0, sizeof(info));
+    info.holders = holders;
+    info.holders_cap = 4;
+    info.queue = queue;
+    info.queue_cap = 4;
+    CHECK_ST(edgelock_lock_info_get(c, rd, &info), EDGELOCK_OK);
+    CHECK_EQ(info.state, EDGELOCK_LOCK_HELD);
+    CHECK(strcmp(info.mode, "read") == 0);
+    CHECK_EQ(info.holder_count, 1);
+    CHECK(info.ttl_ms > 0 && info.ttl_ms <= 30000);
+    char want[128];
+    snprintf(want, sizeof(want), "%s:%llu", edgelock_client_id(c), (unsigned long long)edgelock_current_owner());
+    CHECK(strcmp(holders[0].owner, want) == 0);
+    CHECK_EQ(holders[0].owner_len, strlen(want));
+    CHECK_EQ(holders[0].value, 1);
+    CHECK_ST(edgelock_unlock(c, rd, nullptr), EDGELOCK_OK);
+
+    // Fenced: the last token issued stays after the unlock.
+    edgelock_lock fenced = make_kind(c, EDGELOCK_FENCED, "info:fenced");
+    int64_t token = 0;
+    CHECK_ST(edgelock_try_lock_token(c, fenced, 0, 30000, &token), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, fenced, nullptr), EDGELOCK_OK);
+    CHECK_ST(edgelock_lock_info_get(c, fenced, &info), EDGELOCK_OK);
+    CHECK_EQ(info.state, EDGELOCK_LOCK_FREE);
+    CHECK_EQ(info.has_token, 1);
+    CHECK_EQ(info.token, token);
+
+    // Fair: a holder and one queued waiter with a deadline; capacity 0 for
+    // holders still counts them.
+    edgelock_lock fair = make_kind(c, EDGELOCK_FAIR, "info:fair");
+    CHECK_ST(edgelock_try_lock(c, fair, 0, 30000), EDGELOCK_OK);
+    std::thread waiter([&] { CHECK_ST(edgelock_try_lock(c, fair, 20000, 30000), EDGELOCK_OK);
+                             CHECK_ST(edgelock_unlock(c, fair, nullptr), EDGELOCK_OK); });
+    CHECK(wait_until(10000, [&] { return redis_integer(r, "LLEN %s", "redisson_lock_queue:{info:fair}") == 1; }));
+    info.holders_cap = 0;
+    CHECK_ST(edgelock_lock_info_get(c, fair, &info), EDGELOCK_OK);
+    CHECK_EQ(info.holder_count, 1);
+    CHECK_EQ(info.queue_count, 1);
+    CHECK(queue[0].value > info.redis_time_ms - 60000);
+    CHECK_ST(edgelock_unlock(c, fair, nullptr), EDGELOCK_OK);
+    waiter.join();
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(info_of_a_key_of_another_type_and_bad_input)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    redis_integer(r, "SET %s %s", "info:string", "x");
+    edgelock_lock lk = make_lock(c, "info:string");
+    edgelock_lock_info info;
+    memset(&info, 0, sizeof(info));
+    CHECK_ST(edgelock_lock_info_get(c, lk, &info), EDGELOCK_OK);
+    CHECK_EQ(info.state, EDGELOCK_LOCK_WRONG_TYPE);
+    CHECK(strcmp(info.redis_type, "string") == 0);
+    CHECK_ST(edgelock_lock_info_get(c, lk, nullptr), EDGELOCK_ERR_INVALID_ARG);
+    info.holders_cap = 3; // with no array
+    CHECK_ST(edgelock_lock_info_get(c, lk, &info), EDGELOCK_ERR_INVALID_ARG);
+    info.holders_cap = 0;
+    CHECK_ST(edgelock_lock_info_get(nullptr, lk, &info), EDGELOCK_ERR_INVALID_ARG);
+    edgelock_lock stale = lk;
+    CHECK_ST(edgelock_lock_free(c, lk), EDGELOCK_OK);
+    CHECK_ST(edgelock_lock_info_get(c, stale, &info), EDGELOCK_ERR_STALE_HANDLE);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(url_redact_hides_credentials_and_refuses_bad_urls)
+{
+    char out[64];
+    CHECK_ST(edgelock_url_redact("redis://u:p@ss@host:1/2", out, sizeof(out)), EDGELOCK_OK);
+    CHECK(strcmp(out, "redis://***@host:1/2") == 0);
+    CHECK_ST(edgelock_url_redact("redis://secret@h", out, sizeof(out)), EDGELOCK_OK);
+    CHECK(strcmp(out, "redis://***@h") == 0);
+    CHECK_ST(edgelock_url_redact("redis://h:6379", out, sizeof(out)), EDGELOCK_OK);
+    CHECK(strcmp(out, "redis://h:6379") == 0);
+    CHECK_ST(edgelock_url_redact("redis://h:6379", nullptr, 0), EDGELOCK_OK);
+    CHECK_ST(edgelock_url_redact("redis://u:p@h", out, 10), EDGELOCK_OK);
+    CHECK(strcmp(out, "redis://*") == 0); // cut, never the password
+    CHECK_ST(edgelock_url_redact("http://h", out, sizeof(out)), EDGELOCK_ERR_INVALID_ARG);
+    CHECK(out[0] == 0);
+    CHECK_ST(edgelock_url_redact("redis://h:99999", out, sizeof(out)), EDGELOCK_ERR_INVALID_ARG);
+    CHECK_ST(edgelock_url_redact(nullptr, out, sizeof(out)), EDGELOCK_ERR_INVALID_ARG);
+}
