@@ -1,7 +1,7 @@
 # Turns src/scripts/*.lua into a C++ source with each script's bytes and the
 # SHA1 Redis will know it by (EVALSHA). Run as: cmake -DOUT=... -DSCRIPTS=a|b -P
 string(REPLACE "|" ";" SCRIPTS "${SCRIPTS}")
-set(body "// Generated from src/scripts/*.lua by cmake/embed_scripts.cmake. Do not edit.\n#include \"scripts.hpp\"\n\nnamespace edgelock {\n\n")
+set(body "// Generated from src/scripts/*.lua by cmake/embed_scripts.cmake. Do not edit.\n#include \"redisson/scripts.hpp\"\n\nnamespace edgelock {\n\n")
 set(table "const Script kScripts[] = {\n")
 foreach(path IN LISTS SCRIPTS)
   get_filename_component(name "${path}" NAME_WE)

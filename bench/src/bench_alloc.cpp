@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "edgelock/edgelock.h"
-#include "names.hpp"
-#include "scripts.hpp"
+#include "redisson/names.hpp"
+#include "redisson/scripts.hpp"
 #include "util.hpp"
 
 using namespace bench;

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "scripts.hpp"
+#include "redisson/scripts.hpp"
 
 namespace bench
 {

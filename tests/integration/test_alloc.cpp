@@ -15,10 +15,10 @@
 #include "check.hpp"
 #include "edgelock/edgelock.h"
 #include "event_loop.hpp"
-#include "names.hpp"
+#include "redisson/names.hpp"
 #include "redis_server.hpp"
-#include "resp.hpp"
-#include "scripts.hpp"
+#include "redis/resp.hpp"
+#include "redisson/scripts.hpp"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define EDGELOCK_ALLOC_COUNTING 0 // the sanitizer owns malloc

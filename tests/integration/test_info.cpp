@@ -62,7 +62,8 @@ TEST_CASE(info_names_holders_mode_token_and_queue)
     CHECK_EQ(info.holder_count, 1);
     CHECK(info.ttl_ms > 0 && info.ttl_ms <= 30000);
     char want[128];
-    snprintf(want, sizeof(want), "%s:%llu", edgelock_client_id(c), (unsigned long long)edgelock_current_owner());
+    snprintf(want, sizeof(want), "%s:%llu", edgelock_client_id(c),
+             (unsigned long long)edgelock_current_owner());
     CHECK(strcmp(holders[0].owner, want) == 0);
     CHECK_EQ(holders[0].owner_len, strlen(want));
     CHECK_EQ(holders[0].value, 1);
@@ -82,9 +83,12 @@ TEST_CASE(info_names_holders_mode_token_and_queue)
     // holders still counts them.
     edgelock_lock fair = make_kind(c, EDGELOCK_FAIR, "info:fair");
     CHECK_ST(edgelock_try_lock(c, fair, 0, 30000), EDGELOCK_OK);
-    std::thread waiter([&] { CHECK_ST(edgelock_try_lock(c, fair, 20000, 30000), EDGELOCK_OK);
-                             CHECK_ST(edgelock_unlock(c, fair, nullptr), EDGELOCK_OK); });
-    CHECK(wait_until(10000, [&] { return redis_integer(r, "LLEN %s", "redisson_lock_queue:{info:fair}") == 1; }));
+    std::thread waiter([&] {
+        CHECK_ST(edgelock_try_lock(c, fair, 20000, 30000), EDGELOCK_OK);
+        CHECK_ST(edgelock_unlock(c, fair, nullptr), EDGELOCK_OK);
+    });
+    CHECK(wait_until(10000,
+                     [&] { return redis_integer(r, "LLEN %s", "redisson_lock_queue:{info:fair}") == 1; }));
     info.holders_cap = 0;
     CHECK_ST(edgelock_lock_info_get(c, fair, &info), EDGELOCK_OK);
     CHECK_EQ(info.holder_count, 1);

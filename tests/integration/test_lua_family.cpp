@@ -1,6 +1,6 @@
 // The Lua scripts of the rest of the lock family (fenced, fair, read-write),
 // run with EVAL on a real redis-server. Each script's text is read from the
-// source tree at run time (src/scripts/, found from this file's path), so the
+// source tree at run time (src/redisson/scripts/, found from this file's path), so the
 // scripts are tested as written, independently of how the library embeds them.
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -26,7 +26,7 @@ std::string scripts_dir()
     std::string f = __FILE__; // .../tests/integration/test_lua_family.cpp
     size_t slash = f.rfind('/');
     std::string dir = slash == std::string::npos ? std::string(".") : f.substr(0, slash);
-    return dir + "/../../src/scripts/";
+    return dir + "/../../src/redisson/scripts/";
 }
 
 std::string script_text(const char *name)

@@ -10,7 +10,7 @@
 #include "clients.hpp"
 #include "edgelock/edgelock.h"
 #include "redis_server.hpp"
-#include "scripts.hpp"
+#include "redisson/scripts.hpp"
 
 using namespace edgelock;
 
@@ -26,11 +26,12 @@ static bool is_hex40(const char *s)
 
 TEST_CASE(script_table_is_well_formed)
 {
-    CHECK_EQ(kScriptCount, 14);
+    CHECK_EQ(kScriptCount, 15);
+    CHECK_EQ(kScriptPreloadCount, 14); // lock_info is sent with EVAL, not loaded at connect
     static const char *const names[] = {
         "lock_acquire",    "fair_abandon",       "fair_acquire",     "fair_force_release", "fair_release",
         "fenced_acquire",  "lock_force_release", "lock_release",     "lock_renew",         "rw_read_acquire",
-        "rw_read_release", "rw_renew",           "rw_write_acquire", "rw_write_release"};
+        "rw_read_release", "rw_renew",           "rw_write_acquire", "rw_write_release",   "lock_info"};
     for (int i = 0; i < kScriptCount; i++) {
         const Script &s = kScripts[i];
         REQUIRE(s.name && s.text && s.sha1);

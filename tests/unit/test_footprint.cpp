@@ -7,11 +7,12 @@
 #include <stdio.h>
 
 #include "check.hpp"
-#include "client.hpp"
+#include "api/blocking.hpp"
+#include "locks/client.hpp"
 #include "edgelock/edgelock.h"
-#include "names.hpp"
-#include "scripts.hpp"
-#include "table.hpp"
+#include "redisson/names.hpp"
+#include "redisson/scripts.hpp"
+#include "base/table.hpp"
 
 using namespace edgelock;
 
@@ -82,16 +83,17 @@ static uint64_t command_buffer(uint32_t name_len)
         if (kScripts[i].len > script)
             script = kScripts[i].len;
     uint64_t batch = (uint64_t)kRenewBatch * (name_len + kMaxOwnerLen + 32);
-    uint64_t keys = 3 * ((uint64_t)channel_len(name_len) + 64);
+    uint64_t keys = 4 * ((uint64_t)channel_len(name_len) + 64);
     return script + (batch > keys ? batch : keys) + 512;
 }
 
 // The client itself, its command buffer and four timers: command deadline,
-// watchdog, and one reconnect timer per connection. Blocking mode adds the
-// event that wakes its loop thread.
+// watchdog, and one reconnect timer per connection. Blocking mode adds its
+// loop thread's state and the event that wakes it.
 static uint64_t fixed(uint32_t name_len, bool blocking)
 {
-    return sizeof(Client) + command_buffer(name_len) + (4 + (blocking ? 1 : 0)) * event_bytes();
+    return sizeof(Client) + command_buffer(name_len) + (4 + (blocking ? 1 : 0)) * event_bytes() +
+           (blocking ? sizeof(BlockingFace) : 0);
 }
 
 static uint64_t formula(const edgelock_config &cfg, bool blocking = false)
@@ -182,13 +184,13 @@ TEST_CASE(small_odd_and_large_configs_match_the_formula)
     }
 }
 
-TEST_CASE(blocking_mode_adds_one_wake_event)
+TEST_CASE(blocking_mode_adds_its_loop_thread_state)
 {
     edgelock_config cfg = base_config();
     uint64_t got = measured(cfg, true);
     REQUIRE(got > 0);
     CHECK_EQ(got, formula(cfg, true));
-    CHECK_EQ(got - measured(cfg), event_bytes());
+    CHECK_EQ(got - measured(cfg), event_bytes() + sizeof(BlockingFace));
 }
 
 // A config whose tables do not fit the address space is refused, never

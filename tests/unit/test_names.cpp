@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.hpp"
-#include "names.hpp"
+#include "redisson/names.hpp"
 
 using namespace edgelock;
 

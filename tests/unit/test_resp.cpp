@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "check.hpp"
-#include "resp.hpp"
+#include "redis/resp.hpp"
+#include "redisson/names.hpp"
 
 using namespace edgelock;
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check.hpp"
-#include "table.hpp"
+#include "base/table.hpp"
 
 using namespace edgelock;
 

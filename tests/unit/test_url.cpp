@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "check.hpp"
-#include "url.hpp"
+#include "redis/url.hpp"
 
 using namespace edgelock;
 

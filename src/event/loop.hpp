@@ -1,0 +1,85 @@
+// The event seam: a clock and one-shot timers, which is all the engine needs
+// from an event loop besides sockets (redis/link.hpp). Each module owns its
+// timers: it embeds a Timer, initialises it once with its own callback, and
+// arms and cancels it itself.
+//
+// Two implementations: libevent (loop_libevent.cpp) for real use, and a fake
+// in the unit tests whose clock only moves when the test says so, so timeouts,
+// backoff and the watchdog run in microseconds without sleeping.
+#pragma once
+
+#include <stdint.h>
+
+struct event;
+struct event_base;
+
+namespace edgelock
+{
+
+struct Loop;
+struct Timer;
+
+using TimerFn = void (*)(void *arg);
+
+struct LoopOps {
+    uint64_t (*now_ms)(Loop *loop);      // monotonic; only differences matter
+    bool (*timer_init)(Timer *t);        // allocate what the timer needs; false: no memory
+    void (*timer_arm)(Timer *t, uint64_t delay_ms); // (re)arm: fires once after delay_ms
+    void (*timer_cancel)(Timer *t);      // no-op when not armed
+    void (*timer_fini)(Timer *t);        // cancel and release
+};
+
+struct Loop {
+    const LoopOps *ops;
+    struct event_base *base; // libevent: the base timers (and connections) run on
+    void *impl;              // the fake's state
+};
+
+struct Timer {
+    Loop *loop;
+    TimerFn fn;
+    void *arg;
+    struct event *ev; // libevent
+    uint64_t due_ms;  // fake: when it fires
+    bool armed;       // fake
+    Timer *next;      // fake: its list of timers
+};
+
+// A Loop over a libevent base (the caller's or the client's own).
+void loop_init_libevent(Loop *loop, struct event_base *base);
+// Bytes one libevent timer costs (for the footprint figure).
+uint64_t loop_timer_bytes(const Loop *loop);
+
+inline uint64_t loop_now(Loop *loop)
+{
+    return loop->ops->now_ms(loop);
+}
+
+inline bool timer_init(Timer *t, Loop *loop, TimerFn fn, void *arg)
+{
+    t->loop = loop;
+    t->fn = fn;
+    t->arg = arg;
+    return loop->ops->timer_init(t);
+}
+
+inline void timer_arm(Timer *t, uint64_t delay_ms)
+{
+    t->loop->ops->timer_arm(t, delay_ms);
+}
+
+inline void timer_cancel(Timer *t)
+{
+    if (t->loop)
+        t->loop->ops->timer_cancel(t);
+}
+
+// Safe on a timer that was never initialised (zeroed).
+inline void timer_fini(Timer *t)
+{
+    if (t->loop)
+        t->loop->ops->timer_fini(t);
+    t->loop = nullptr;
+}
+
+} // namespace edgelock

@@ -1,0 +1,403 @@
+// A lock call in progress (a "waiter"), from its first attempt to its callback.
+//
+//   attempt --acquired--> done
+//      |  \--held elsewhere--> subscribe to the lock channel, attempt again
+//      |                        (an unlock between the first attempt and the
+//      |                        subscription would otherwise be missed)
+//      \--held, subscribed--> wait: an unlock message, the holder's TTL, or
+//                             the end of the wait, whichever comes first
+//
+// Never a polling loop: without a message the only timer is the holder's TTL.
+// An unlock message that arrives while the waiter's attempt is in flight is
+// remembered (wake_pending), as Redisson's semaphore permit is, so a waiter
+// told "held" by a reply older than the unlock retries at once.
+#include "locks/acquire.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include "base/time.hpp"
+#include "locks/callbacks.hpp"
+#include "locks/calls.hpp"
+#include "locks/client.hpp"
+#include "locks/handles.hpp"
+#include "locks/holds.hpp"
+#include "locks/release.hpp"
+#include "locks/watchdog.hpp"
+#include "redisson/names.hpp"
+
+namespace edgelock
+{
+
+static constexpr uint64_t kFairFallbackMs = 100;
+
+static void timer_fired(void *arg);
+
+bool acquire_init_timers(Client *c)
+{
+    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+        WaiterTimer &t = c->waiter_timers[i];
+        t.client = c;
+        t.index = i;
+        if (!timer_init(&t.timer, &c->loop, timer_fired, &t))
+            return false;
+    }
+    return true;
+}
+
+void acquire_fini_timers(Client *c)
+{
+    for (uint32_t i = 0; i < c->waiters.capacity(); i++)
+        timer_fini(&c->waiter_timers[i].timer);
+}
+
+static int64_t effective_lease(const Client *c, int64_t lease_ms)
+{
+    return lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)c->cfg.watchdog_lease_ms : lease_ms;
+}
+
+// A fair waiter that leaves without the lock takes itself out of the queue, so
+// those behind it do not wait out its window (fire and forget).
+static void abandon_fair_queue(Client *c, const Waiter *w)
+{
+    uint64_t id;
+    LockCall *call = call_new(c, LockOp::Abandon, w->lock_id, call_ignore_reply, &id);
+    if (!call)
+        return; // its queue entry lapses after fair_wait_ms
+    call->owner = w->owner;
+    call->unpin_when_sent = true;
+    call_submit(c, id);
+}
+
+static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value = 0)
+{
+    Waiter *w = c->waiters.get(index);
+    if (st != EDGELOCK_OK && w->attempted && !c->closing && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
+        abandon_fair_queue(c, w);
+    timer_cancel(&c->waiter_timers[index].timer);
+    if (w->sub_index != kNoIndex)
+        pubsub_leave(&c->pubsub, w->sub_index);
+    hold_unpin(c, w->hold_index);
+    lock_get(c, w->lock_id)->refs--;
+    if (w->starved)
+        c->starved_waiters--;
+    edgelock_result_fn cb = w->cb;
+    void *user = w->user;
+    uint64_t lock_id = w->lock_id;
+    c->waiters.release(index);
+    invoke_result(c, cb, lock_id, st, value, user);
+}
+
+static uint64_t remaining(const Waiter *w, uint64_t now)
+{
+    return ms_left(w->deadline_ms, now);
+}
+
+// Arm the waiter's timer for min(delay, what is left of the wait). A timer
+// armed for the end of the wait ends it when it fires, even a hair early.
+static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t delay_ms)
+{
+    Waiter *w = c->waiters.get(index);
+    uint64_t left = remaining(w, loop_now(&c->loop));
+    w->state = state;
+    w->timer_is_deadline = delay_ms >= left;
+    if (delay_ms > left)
+        delay_ms = left;
+    timer_cancel(&c->waiter_timers[index].timer);
+    if (delay_ms != kForever)
+        timer_arm(&c->waiter_timers[index].timer, delay_ms);
+}
+
+static void acquire_done(void *ctx, const Command *cmd, uint64_t id, redisReply *reply, edgelock_status st);
+
+static void attempt(Client *c, uint32_t index)
+{
+    Waiter *w = c->waiters.get(index);
+    if (w->last_error != EDGELOCK_OK && !conn_ready(&c->cmd_conn)) {
+        // Redis is known to be unreachable: an attempt would only sit in the
+        // queue. acquire_retry_all() resumes us when the connection is back.
+        wait_for(c, index, WaiterState::Waiting, kForever);
+        return;
+    }
+    uint64_t id;
+    LockCall *call = call_new(c, LockOp::Acquire, w->lock_id, acquire_done, &id);
+    if (!call) {
+        // Command table full: try again as soon as any command completes. The
+        // wait timer keeps running so the deadline still holds.
+        if (!w->starved)
+            c->starved_waiters++;
+        w->starved = true;
+        wait_for(c, index, WaiterState::Waiting, kForever);
+        return;
+    }
+    if (w->starved)
+        c->starved_waiters--;
+    w->starved = false;
+    w->wake_pending = false;
+    timer_cancel(&c->waiter_timers[index].timer);
+    w->state = WaiterState::Attempting;
+    w->attempted = true;
+    call->owner = w->owner;
+    call->ref = c->waiters.id_of(index);
+    call->lease_ms = effective_lease(c, w->lease_ms);
+    call_submit(c, id);
+}
+
+edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t wait_ms,
+                              int64_t lease_ms, edgelock_result_fn cb, void *user,
+                              bool give_up_on_connection_error)
+{
+    if (!cb)
+        return EDGELOCK_ERR_INVALID_ARG;
+    if (wait_ms != EDGELOCK_WAIT_FOREVER && (wait_ms < 0 || wait_ms > EDGELOCK_MAX_TIME_MS))
+        return EDGELOCK_ERR_INVALID_ARG;
+    if (lease_ms != EDGELOCK_LEASE_WATCHDOG && (lease_ms <= 0 || lease_ms > EDGELOCK_MAX_TIME_MS))
+        return EDGELOCK_ERR_INVALID_ARG;
+    if (c->closing)
+        return EDGELOCK_ERR_SHUTDOWN;
+    LockEntry *le = lock_get(c, lock.id);
+    if (!le)
+        return EDGELOCK_ERR_STALE_HANDLE;
+    if (c->waiters.full() || c->queue.cmds.full())
+        return EDGELOCK_ERR_TABLE_FULL;
+    uint32_t hold_index;
+    if (!hold_reserve(c, lock.id, owner, &hold_index))
+        return EDGELOCK_ERR_TABLE_FULL;
+
+    uint32_t index;
+    Waiter *w = c->waiters.alloc(&index);
+    uint64_t now = loop_now(&c->loop);
+    w->lock_id = lock.id;
+    w->owner = owner;
+    w->lease_ms = lease_ms;
+    w->deadline_ms = wait_ms == EDGELOCK_WAIT_FOREVER ? kForever : add_ms(now, (uint64_t)wait_ms);
+    w->seq = ++c->waiter_seq;
+    w->cb = cb;
+    w->user = user;
+    w->hold_index = hold_index;
+    w->sub_index = kNoIndex;
+    w->last_error = EDGELOCK_OK;
+    w->give_up_on_connection_error = give_up_on_connection_error;
+    le->refs++;
+    attempt(c, index); // a command slot is free: checked above
+    return EDGELOCK_OK;
+}
+
+// Join the channel the waiter's lock announces unlocks on.
+static edgelock_status join_channel(Client *c, Waiter *w)
+{
+    char chan[kMaxChannelLen];
+    Writer wr(chan, sizeof(chan));
+    write_waiter_channel(wr, c->protocol, lock_ref(c, w->lock_id), w->owner);
+    EDGELOCK_ASSERT(!wr.overflow);
+    return pubsub_join(&c->pubsub, chan, wr.len, &w->sub_index);
+}
+
+static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
+{
+    Waiter *w = c->waiters.get(index);
+    uint64_t now = loop_now(&c->loop);
+    if (w->wake_pending) {
+        attempt(c, index);
+        return;
+    }
+    uint64_t left = remaining(w, now);
+    if (left == 0) {
+        finish(c, index, EDGELOCK_ERR_WAIT_TIMEOUT);
+        return;
+    }
+    // The holder's lease runs out after ttl ms (Redis does not publish expiry):
+    // retry then. ttl < 0 means no expiry; only a message or the deadline helps.
+    uint64_t delay = ttl >= 0 ? (uint64_t)ttl + 1 : kForever;
+    // A fair lock answers 0 when it cannot name a time (holder without TTL, a
+    // queue being rebuilt); its own-channel message is what wakes the waiter,
+    // and this bounded fallback keeps a lost message from stalling it, without
+    // spinning.
+    if (ttl == 0 && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
+        delay = kFairFallbackMs;
+    if (w->sub_index == kNoIndex) {
+        edgelock_status st = join_channel(c, w);
+        if (st != EDGELOCK_OK) {
+            w->sub_index = kNoIndex;
+            finish(c, index, st);
+            return;
+        }
+        if (pubsub_subscribed(&c->pubsub, w->sub_index)) {
+            attempt(c, index); // joined a live subscription: close the gap now
+            return;
+        }
+        wait_for(c, index, WaiterState::Subscribing, delay);
+        return;
+    }
+    wait_for(c, index, WaiterState::Waiting, delay);
+}
+
+static void acquired(Client *c, uint32_t index, uint64_t sent_ms, int64_t value)
+{
+    Waiter *w = c->waiters.get(index);
+    if (hold_acquired(c, w->hold_index, w->lease_ms, sent_ms))
+        watchdog_arm(c);
+    finish(c, index, EDGELOCK_OK, value);
+}
+
+static void acquire_done(void *ctx, const Command *cmd, uint64_t, redisReply *reply, edgelock_status st)
+{
+    auto *c = static_cast<Client *>(ctx);
+    const LockCall *call = call_of(cmd);
+    Waiter *w = c->waiters.get_id(call->ref);
+    if (!w)
+        return; // completed at shutdown
+    uint32_t index = id_index(call->ref);
+    if (st == EDGELOCK_OK) {
+        w->last_error = EDGELOCK_OK;
+        if (reply->type == REDIS_REPLY_NIL) {
+            acquired(c, index, cmd->sent_ms, 0);
+        } else if (reply->type == REDIS_REPLY_INTEGER) {
+            held_elsewhere(c, index, (int64_t)reply->integer);
+        } else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+                   reply->element[0]->type == REDIS_REPLY_INTEGER &&
+                   reply->element[1]->type == REDIS_REPLY_INTEGER) {
+            // Fenced lock: {-1, token} acquired, {pttl, -1} held elsewhere.
+            if (reply->element[0]->integer == -1) {
+                acquired(c, index, cmd->sent_ms, (int64_t)reply->element[1]->integer);
+            } else {
+                held_elsewhere(c, index, (int64_t)reply->element[0]->integer);
+            }
+        } else {
+            finish(c, index, EDGELOCK_ERR_PROTOCOL);
+        }
+        return;
+    }
+    if (st == EDGELOCK_ERR_REDIS) {
+        edgelock_port_log(EDGELOCK_LOG_WARN, "acquire refused: %s", reply ? reply->str : "");
+        finish(c, index, st);
+        return;
+    }
+    if (st == EDGELOCK_ERR_SHUTDOWN || st == EDGELOCK_ERR_INVALID_ARG) {
+        finish(c, index, st);
+        return;
+    }
+    // Connection dropped or timed out: the script may have run. If this owner
+    // held nothing before, give back whatever it may now hold, ahead of any
+    // retry on the same connection. (A re-entry of unknown outcome is left
+    // alone: an extra count only delays release until the lease ends.)
+    Hold *h = c->holds.get(w->hold_index);
+    if (h->count == 0)
+        cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
+    w->last_error = st;
+    uint64_t left = remaining(w, loop_now(&c->loop));
+    if (left == 0 || w->give_up_on_connection_error) {
+        finish(c, index, st);
+        return;
+    }
+    // Retried when the command connection is back (acquire_retry_all); the
+    // connection is always down by the time such a reply is delivered.
+    wait_for(c, index, WaiterState::Waiting, kForever);
+}
+
+static void timer_fired(void *arg)
+{
+    auto *t = static_cast<WaiterTimer *>(arg);
+    Client *c = t->client;
+    uint32_t index = t->index;
+    Waiter *w = c->waiters.get(index);
+    if (!w || w->state == WaiterState::Attempting)
+        return;
+    if (w->timer_is_deadline || remaining(w, loop_now(&c->loop)) == 0) {
+        finish(c, index, w->last_error != EDGELOCK_OK ? w->last_error : EDGELOCK_ERR_WAIT_TIMEOUT);
+        return;
+    }
+    attempt(c, index);
+}
+
+// Wake the waiter at `index` (or remember the wake if its attempt is in flight).
+static void wake(Client *c, uint32_t index)
+{
+    Waiter *w = c->waiters.get(index);
+    if (w->state == WaiterState::Attempting)
+        w->wake_pending = true;
+    else
+        attempt(c, index);
+}
+
+void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_t len)
+{
+    auto *c = static_cast<Client *>(client);
+    // Redisson: "0" (unlock) wakes one waiter, "1" (read unlock) and anything
+    // else wake all.
+    if (!(len == 1 && msg[0] == kUnlockMessage[0])) {
+        acquire_on_subscribed(c, sub_index);
+        return;
+    }
+    // One unlock frees the lock for one taker: wake the oldest idle waiter, or
+    // failing that mark the oldest one whose attempt is in flight.
+    uint32_t best = kNoIndex, best_busy = kNoIndex;
+    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+        Waiter *w = c->waiters.get(i);
+        if (!w || w->sub_index != sub_index)
+            continue;
+        if (w->state != WaiterState::Attempting) {
+            if (best == kNoIndex || w->seq < c->waiters.get(best)->seq)
+                best = i;
+        } else if (!w->wake_pending) {
+            if (best_busy == kNoIndex || w->seq < c->waiters.get(best_busy)->seq)
+                best_busy = i;
+        }
+    }
+    if (best != kNoIndex)
+        attempt(c, best);
+    else if (best_busy != kNoIndex)
+        c->waiters.get(best_busy)->wake_pending = true;
+}
+
+// Subscription confirmed (first time or after a reconnect, when messages may
+// have been missed): every waiter of the channel tries again.
+void acquire_on_subscribed(void *client, uint32_t sub_index)
+{
+    auto *c = static_cast<Client *>(client);
+    for (uint32_t i = 0; i < c->waiters.capacity() && !c->closing; i++) {
+        Waiter *w = c->waiters.get(i);
+        if (w && w->sub_index == sub_index)
+            wake(c, i);
+    }
+}
+
+void acquire_retry_all(Client *c)
+{
+    for (uint32_t i = 0; i < c->waiters.capacity() && !c->closing; i++) {
+        Waiter *w = c->waiters.get(i);
+        if (w && w->state != WaiterState::Attempting && w->last_error != EDGELOCK_OK)
+            attempt(c, i);
+    }
+}
+
+void acquire_on_command_slot_free(void *client)
+{
+    auto *c = static_cast<Client *>(client);
+    if (c->starved_waiters == 0)
+        return;
+    for (uint32_t i = 0; i < c->waiters.capacity() && !c->queue.cmds.full() && !c->closing; i++) {
+        Waiter *w = c->waiters.get(i);
+        if (w && w->starved) {
+            attempt(c, i);
+            return; // one slot freed: one retry
+        }
+    }
+}
+
+void acquire_abandon_fair_all(Client *c)
+{
+    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+        Waiter *w = c->waiters.get(i);
+        if (w && w->attempted && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
+            abandon_fair_queue(c, w);
+    }
+}
+
+void acquire_fail_all(Client *c, edgelock_status st)
+{
+    for (uint32_t i = 0; i < c->waiters.capacity(); i++)
+        if (c->waiters.get(i))
+            finish(c, i, st);
+}
+
+} // namespace edgelock

@@ -1,0 +1,65 @@
+// Lock calls in progress ("waiters"), from the first attempt to the callback.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "edgelock/edgelock.h"
+#include "event/loop.hpp"
+
+namespace edgelock
+{
+
+struct Client;
+
+enum class WaiterState : uint8_t {
+    Attempting,  // acquire script in flight (or queued)
+    Subscribing, // waiting for the channel subscription to be confirmed
+    Waiting,     // timer armed; an unlock message or the timer retries
+};
+
+struct Waiter {
+    uint64_t lock_id;
+    uint64_t owner;
+    int64_t lease_ms;     // EDGELOCK_LEASE_WATCHDOG or fixed
+    uint64_t deadline_ms; // kForever when waiting forever
+    uint64_t seq;         // arrival order: "wake one" wakes the oldest
+    edgelock_result_fn cb;
+    void *user;
+    uint32_t hold_index;
+    uint32_t sub_index; // kNoIndex until subscribed
+    WaiterState state;
+    bool wake_pending; // an unlock message arrived while an attempt was in flight
+    bool starved;      // a retry found the command table full; retried when a slot frees
+    bool attempted;
+    bool give_up_on_connection_error; // end at the first sign Redis is unreachable
+    bool timer_is_deadline;           // the armed timer ends the wait (it may fire a hair early)
+    edgelock_status last_error;       // a connection problem seen while waiting
+};
+
+// One timer per waiter slot (index i serves waiter slot i).
+struct WaiterTimer {
+    Timer timer;
+    Client *client;
+    uint32_t index;
+};
+
+bool acquire_init_timers(Client *c); // c->waiter_timers allocated, zeroed
+void acquire_fini_timers(Client *c);
+
+// give_up_on_connection_error: end with CONNECTION/TIMEOUT at the first sign
+// that Redis is unreachable instead of waiting for it to come back (RedLock
+// members: a dead server must cost one attempt, not its share of the wait).
+edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t wait_ms,
+                              int64_t lease_ms, edgelock_result_fn cb, void *user,
+                              bool give_up_on_connection_error = false);
+void acquire_retry_all(Client *c); // the command connection came back
+void acquire_fail_all(Client *c, edgelock_status st);
+void acquire_abandon_fair_all(Client *c); // at shutdown: fair waiters leave their queues
+
+// Hooks, with the Client as ctx.
+void acquire_on_command_slot_free(void *client);                             // QueueHooks::slot_freed
+void acquire_on_subscribed(void *client, uint32_t sub_index);                // PubSubHooks::subscribed
+void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_t len); // ::message
+
+} // namespace edgelock

@@ -1,0 +1,315 @@
+// Client lifecycle: validate the config, allocate every table once, wire the
+// hooks through which the lower layers report back; at the end complete
+// everything with SHUTDOWN and free it all.
+#include "locks/client.hpp"
+
+#include <event2/event.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "locks/calls.hpp"
+#include "redis/resp.hpp"
+#include "redisson/names.hpp"
+#include "redisson/scripts.hpp"
+
+namespace edgelock
+{
+
+static const char kDefaultUrl[] = "redis://127.0.0.1:6379";
+static constexpr uint32_t kMaxCapacity = 1u << 20;
+
+static void make_uuid(char out[37])
+{
+    uint8_t b[16];
+    edgelock_port_random(b, sizeof(b));
+    b[6] = (uint8_t)((b[6] & 0x0f) | 0x40); // version 4
+    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); // RFC 4122 variant
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
+    }
+    out[o] = 0;
+}
+
+static bool valid_capacity(uint32_t v)
+{
+    return v >= 1 && v <= kMaxCapacity;
+}
+
+static bool valid_config(const edgelock_config *cfg)
+{
+    if (!valid_capacity(cfg->max_locks) || !valid_capacity(cfg->max_holds) ||
+        !valid_capacity(cfg->max_waiters) || !valid_capacity(cfg->max_subscriptions) ||
+        !valid_capacity(cfg->max_commands) || cfg->max_commands > 0xffff)
+        return false;
+    if (cfg->max_name_len < 1 || cfg->max_name_len > kMaxNameLenLimit)
+        return false;
+    if (cfg->watchdog_lease_ms < 30 || cfg->command_timeout_ms < 1 || cfg->connect_timeout_ms < 1)
+        return false;
+    if (cfg->reconnect_min_ms < 1 || cfg->reconnect_max_ms < cfg->reconnect_min_ms)
+        return false;
+    if (cfg->unlock_latch_ttl_ms < 1)
+        return false;
+    if (cfg->client_id) {
+        size_t n = strnlen(cfg->client_id, 64);
+        if (n == 0 || n > 63 || memchr(cfg->client_id, ':', n))
+            return false;
+    }
+    return true;
+}
+
+// Largest command the client will ever format: a full renewal batch, sent with
+// EVAL (script body included) after a NOSCRIPT.
+static uint32_t command_buffer_len(uint32_t max_name_len)
+{
+    size_t script = 0;
+    for (int i = 0; i < kScriptCount; i++)
+        if (kScripts[i].len > script)
+            script = kScripts[i].len;
+    size_t per_lock = max_name_len + kMaxOwnerLen + 2 * 16; // two bulk headers
+    size_t keys = 4 * (channel_len(max_name_len) + 64);     // release: name, channel, latch; info: 4 keys
+    size_t body = kRenewBatch * per_lock > keys ? kRenewBatch * per_lock : keys;
+    return (uint32_t)(script + body + 512);
+}
+
+void *client_alloc(Client *c, uint64_t n)
+{
+    // Sizes are computed in 64 bits; on a 32-bit target a table the config
+    // makes larger than the address space is refused, not truncated.
+    if (n > SIZE_MAX)
+        return nullptr;
+    void *p = edgelock_port_alloc((size_t)n);
+    if (p)
+        c->table_bytes += n;
+    return p;
+}
+
+template <typename T> static typename FixedTable<T>::Slot *alloc_slots(Client *c, uint32_t cap)
+{
+    return static_cast<typename FixedTable<T>::Slot *>(client_alloc(c, FixedTable<T>::bytes_for(cap)));
+}
+
+template <typename T> static void free_table(FixedTable<T> &t)
+{
+    if (t.capacity())
+        edgelock_port_free(t.storage());
+}
+
+static void free_memory(Client *c)
+{
+    if (c->waiter_timers) {
+        acquire_fini_timers(c);
+        edgelock_port_free(c->waiter_timers);
+    }
+    queue_fini(&c->queue);
+    watchdog_fini(c);
+    conn_fini(&c->cmd_conn);
+    conn_fini(&c->sub_conn);
+    free_table(c->locks);
+    free_table(c->holds);
+    free_table(c->waiters);
+    free_table(c->pubsub.subs);
+    free_table(c->queue.cmds);
+    edgelock_port_free(c->lock_names);
+    edgelock_port_free(c->pubsub.names);
+    edgelock_port_free(c->queue.buf);
+    if (c->owns_base && c->base)
+        event_base_free(c->base);
+    edgelock_port_free(c);
+}
+
+// ---- hooks: how the connections report back ----------------------------------
+
+static void command_conn_ready(void *ctx)
+{
+    auto *c = static_cast<Client *>(ctx);
+    if (c->was_ready_once)
+        c->reconnects++;
+    c->was_ready_once = true;
+    queue_flush(&c->queue);
+    acquire_retry_all(c);
+    watchdog_kick(c);
+}
+
+// Every connection of the command role loads the scripts first, so that the
+// lock calls are one EVALSHA each.
+static bool command_conn_setup(void *ctx, Connection *conn)
+{
+    auto *c = static_cast<Client *>(ctx);
+    for (int i = 0; i < kScriptPreloadCount; i++) {
+        RespCommand rc(c->queue.buf, c->queue.buf_len);
+        format_script_load(rc, static_cast<ScriptId>(i));
+        const char *out;
+        size_t len;
+        if (!rc.finish(&out, &len) || !conn_send_setup(conn, out, len))
+            return false;
+    }
+    return true;
+}
+
+static void command_conn_reply(void *ctx, struct redisReply *reply, void *privdata)
+{
+    queue_on_reply(&static_cast<Client *>(ctx)->queue, reply, privdata);
+}
+
+static void sub_conn_ready(void *ctx)
+{
+    pubsub_on_ready(&static_cast<Client *>(ctx)->pubsub);
+}
+
+static void sub_conn_down(void *ctx)
+{
+    pubsub_on_down(&static_cast<Client *>(ctx)->pubsub);
+}
+
+static void sub_conn_reply(void *ctx, struct redisReply *reply, void *privdata)
+{
+    pubsub_on_reply(&static_cast<Client *>(ctx)->pubsub, reply, privdata);
+}
+
+static bool build(Client *c, const LinkOps *link)
+{
+    const edgelock_config &cfg = c->cfg;
+    const uint32_t chan_cap = (uint32_t)channel_len(cfg.max_name_len);
+    const uint32_t buf_len = command_buffer_len(cfg.max_name_len);
+
+    auto *lock_slots = alloc_slots<LockEntry>(c, cfg.max_locks);
+    auto *hold_slots = alloc_slots<Hold>(c, cfg.max_holds);
+    auto *waiter_slots = alloc_slots<Waiter>(c, cfg.max_waiters);
+    auto *sub_slots = alloc_slots<Subscription>(c, cfg.max_subscriptions);
+    auto *cmd_slots = alloc_slots<Command>(c, cfg.max_commands);
+    c->lock_names = static_cast<char *>(client_alloc(c, (uint64_t)cfg.max_locks * cfg.max_name_len));
+    auto *chan_names = static_cast<char *>(client_alloc(c, (uint64_t)cfg.max_subscriptions * chan_cap));
+    auto *buf = static_cast<char *>(client_alloc(c, buf_len));
+    c->waiter_timers =
+        static_cast<WaiterTimer *>(client_alloc(c, (uint64_t)cfg.max_waiters * sizeof(WaiterTimer)));
+    // Tables first, so that free_memory() frees whatever was had.
+    if (lock_slots)
+        c->locks.init(lock_slots, cfg.max_locks);
+    if (hold_slots)
+        c->holds.init(hold_slots, cfg.max_holds);
+    if (waiter_slots)
+        c->waiters.init(waiter_slots, cfg.max_waiters);
+    if (sub_slots)
+        c->pubsub.subs.init(sub_slots, cfg.max_subscriptions);
+    if (cmd_slots)
+        c->queue.cmds.init(cmd_slots, cfg.max_commands);
+    c->pubsub.names = chan_names;
+    c->queue.buf = buf;
+    if (!lock_slots || !hold_slots || !waiter_slots || !sub_slots || !cmd_slots || !c->lock_names ||
+        !chan_names || !buf || !c->waiter_timers)
+        return false;
+
+    const ConnHooks cmd_hooks = {c, command_conn_ready, nullptr, command_conn_setup, command_conn_reply};
+    const ConnHooks sub_hooks = {c, sub_conn_ready, sub_conn_down, nullptr, sub_conn_reply};
+    const QueueHooks queue_hooks = {c,          calls_format,  calls_reload,
+                                    calls_sent, calls_retired, acquire_on_command_slot_free};
+    const PubSubHooks pubsub_hooks = {c, acquire_on_subscribed, acquire_on_message};
+    ConnConfig cc = {"command", &c->url, cfg.connect_timeout_ms, cfg.reconnect_min_ms, cfg.reconnect_max_ms};
+    bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);
+    cc.role = "subscriber";
+    ok = conn_init(&c->sub_conn, &c->loop, link, cc, sub_hooks) && ok;
+    ok = queue_init(&c->queue, cmd_slots, cfg.max_commands, buf, buf_len, &c->cmd_conn, &c->loop,
+                    cfg.command_timeout_ms, queue_hooks) &&
+         ok;
+    pubsub_init(&c->pubsub, sub_slots, cfg.max_subscriptions, chan_names, chan_cap, &c->sub_conn,
+                pubsub_hooks);
+    ok = watchdog_init(c) && ok;
+    ok = acquire_init_timers(c) && ok;
+    // Timers: 2 connections, the queue, the watchdog and one per waiter.
+    c->table_bytes += (4 + (uint64_t)cfg.max_waiters) * loop_timer_bytes(&c->loop);
+    return ok;
+}
+
+Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_base, const LinkOps *link,
+                      edgelock_status *st)
+{
+    *st = EDGELOCK_ERR_INVALID_ARG;
+    if (!cfg || !valid_config(cfg))
+        return nullptr;
+    RedisUrl url;
+    if (!parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url))
+        return nullptr;
+
+    *st = EDGELOCK_ERR_NO_MEMORY;
+    Client *c = static_cast<Client *>(edgelock_port_alloc(sizeof(Client)));
+    if (!c) {
+        if (owns_base && loop.base)
+            event_base_free(loop.base);
+        return nullptr;
+    }
+    memset(c, 0, sizeof(*c));
+    c->cfg = *cfg;
+    c->cfg.url = nullptr; // parsed; the caller's string need not outlive the call
+    c->cfg.client_id = nullptr;
+    c->url = url;
+    c->table_bytes = sizeof(Client);
+    if (cfg->client_id)
+        memcpy(c->client_id, cfg->client_id, strnlen(cfg->client_id, 63));
+    else
+        make_uuid(c->client_id);
+    c->protocol =
+        ClientProtocol{c->client_id, cfg->fair_wait_ms, cfg->unlock_latch_ttl_ms, cfg->watchdog_lease_ms};
+    c->loop = loop;
+    c->base = loop.base;
+    c->owns_base = owns_base;
+    edgelock_port_random(c->latch_prefix, sizeof(c->latch_prefix));
+    if (!build(c, link)) {
+        free_memory(c);
+        return nullptr;
+    }
+    *st = EDGELOCK_OK;
+    return c;
+}
+
+void client_start(Client *c)
+{
+    conn_start(&c->cmd_conn);
+    conn_start(&c->sub_conn);
+}
+
+void client_shutdown(Client *c)
+{
+    if (c->closing)
+        return;
+    // Last words, best effort: fair waiters leave their queues (else those
+    // behind them wait out their windows), and whatever is queued, those
+    // included, goes onto the socket before it closes.
+    acquire_abandon_fair_all(c);
+    queue_flush(&c->queue);
+    conn_flush_output(&c->cmd_conn);
+    c->closing = true;
+    c->queue.closed = true;
+    c->pubsub.closed = true;
+    acquire_fail_all(c, EDGELOCK_ERR_SHUTDOWN);
+    queue_fail_all(&c->queue, EDGELOCK_ERR_SHUTDOWN);
+    watchdog_stop(c);
+    conn_close(&c->cmd_conn);
+    conn_close(&c->sub_conn);
+}
+
+static void deferred_free(evutil_socket_t, short, void *arg)
+{
+    free_memory(static_cast<Client *>(arg));
+}
+
+void client_destroy(Client *c)
+{
+    client_shutdown(c);
+    if (c->callback_depth > 0 && c->base) {
+        // Frames of ours are still on the stack below the user's callback; free
+        // once control is back in the event loop.
+        struct timeval zero = {0, 0};
+        if (event_base_once(c->base, -1, EV_TIMEOUT, deferred_free, c, &zero) == 0)
+            return;
+        edgelock_port_log(EDGELOCK_LOG_ERROR, "cannot defer client release; leaking it");
+        return;
+    }
+    free_memory(c);
+}
+
+} // namespace edgelock

@@ -1,0 +1,74 @@
+// The client: every table, the two connections, the command queue, the
+// subscriptions and the watchdog, on one loop. Every function of the locks
+// layer runs on the loop thread; api/blocking.cpp is the only way in from
+// other threads. client.cpp builds it and wires the hooks through which the
+// lower layers report back (connection up/down, replies, messages).
+#pragma once
+
+#include <stdint.h>
+
+#include "base/table.hpp"
+#include "edgelock/edgelock.h"
+#include "event/loop.hpp"
+#include "locks/acquire.hpp"
+#include "locks/handles.hpp"
+#include "locks/holds.hpp"
+#include "locks/watchdog.hpp"
+#include "port.h"
+#include "redis/connection.hpp"
+#include "redis/pubsub.hpp"
+#include "redis/queue.hpp"
+#include "redis/url.hpp"
+#include "redisson/format.hpp"
+
+namespace edgelock
+{
+
+struct BlockingFace; // api/blocking.hpp: the owned loop thread, when there is one
+
+struct Client {
+    edgelock_config cfg;
+    RedisUrl url;
+    char client_id[64];
+    ClientProtocol protocol; // what every command carries (client id, times)
+    Loop loop;
+    struct event_base *base;
+    bool owns_base;
+    bool closing;
+    uint32_t callback_depth;
+
+    FixedTable<LockEntry> locks;
+    char *lock_names; // max_locks * max_name_len
+    FixedTable<Hold> holds;
+    FixedTable<Waiter> waiters;
+    WaiterTimer *waiter_timers;
+    uint64_t waiter_seq;
+    uint32_t starved_waiters;
+
+    Connection cmd_conn;
+    Connection sub_conn;
+    CommandQueue queue;
+    PubSub pubsub;
+    Watchdog watchdog;
+
+    uint8_t latch_prefix[8]; // unlock request ids: this random prefix and a counter
+    uint64_t latch_counter;
+    bool was_ready_once;
+    uint64_t reconnects;
+    uint64_t table_bytes;
+
+    uint64_t loop_thread_id; // owned loop: the thread running it
+    BlockingFace *face;
+};
+
+// Build a client on loop (libevent: loop->base), every table allocated; the
+// connections are not started. link: how connections reach Redis.
+Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_base, const LinkOps *link,
+                      edgelock_status *st);
+void client_start(Client *c);    // connect
+void client_shutdown(Client *c); // complete everything with SHUTDOWN, close connections
+void client_destroy(Client *c);  // shutdown, then free (deferred when inside a callback)
+// Bytes allocated outside the tables, counted in edgelock_stats.table_bytes.
+void *client_alloc(Client *c, uint64_t bytes);
+
+} // namespace edgelock

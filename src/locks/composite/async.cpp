@@ -1,0 +1,326 @@
+// Asynchronous MultiLock and RedLock for clients that share the caller's event
+// loop. The state lives in the caller's edgelock_composite, not in any client's
+// tables: member calls on several clients call back into it, and it must not
+// depend on which of those clients goes first.
+#include <string.h>
+
+#include "locks/composite/async.hpp"
+
+#include "base/time.hpp"
+#include "locks/acquire.hpp"
+#include "locks/callbacks.hpp"
+#include "locks/client.hpp"
+#include "locks/composite/policy.hpp"
+#include "locks/handles.hpp"
+#include "locks/queries.hpp"
+#include "locks/release.hpp"
+
+namespace edgelock
+{
+
+namespace
+{
+
+enum class Mode : uint8_t { MultiLock, MultiUnlock, RedLock, RedUnlock };
+
+// Where a composite is: each phase but Taking runs calls on members in
+// parallel and moves on when the last one answers.
+enum class Phase : uint8_t {
+    Taking,    // MultiLock: one member at a time, in order
+    Aligning,  // MultiLock: every lease set to the one asked for
+    Round,     // RedLock: every server at once
+    Releasing, // giving back what was taken; then finish or another round
+    Unlocking, // the unlock calls
+};
+
+struct State;
+
+// The user pointer of one member call: which composite, which member.
+struct MemberRef {
+    State *state;
+    uint32_t index;
+};
+
+struct State {
+    uint32_t in_use; // kInUse from the call until the callback
+    Mode mode;
+    Phase phase;
+    bool retry_after_release; // RedLock: another round once the release is done
+    uint32_t n;
+    uint32_t next;        // Taking: the member being taken
+    uint32_t outstanding; // parallel phases: member calls not answered yet
+    edgelock_member members[EDGELOCK_MAX_MEMBERS];
+    MemberRef refs[EDGELOCK_MAX_MEMBERS];
+    bool held[EDGELOCK_MAX_MEMBERS];
+    edgelock_status status[EDGELOCK_MAX_MEMBERS];
+    uint64_t owner;
+    int64_t lease_ms, first_lease_ms;
+    uint64_t deadline, round_start;
+    edgelock_status result;
+    int64_t value;
+    edgelock_result_fn cb;
+    void *user;
+};
+
+constexpr uint32_t kInUse = 0x45444743; // "EDGC"
+static_assert(sizeof(State) <= sizeof(edgelock_composite), "edgelock_composite too small");
+
+enum class Call : uint8_t { Acquire, Release, Extend };
+
+void member_done(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, void *user);
+
+Client *client_of(const State *s, uint32_t i)
+{
+    return reinterpret_cast<Client *>(s->members[i].client);
+}
+
+edgelock_status start(State *s, uint32_t i, Call call, int64_t wait_ms, int64_t lease_ms)
+{
+    Client *c = client_of(s, i);
+    const edgelock_lock lk = s->members[i].lock;
+    switch (call) {
+    case Call::Acquire:
+        // A RedLock server that is unreachable counts as failed at once.
+        return acquire_start(c, lk, s->owner, wait_ms, lease_ms, member_done, &s->refs[i],
+                             s->mode == Mode::RedLock);
+    case Call::Release: return release_start(c, lk, s->owner, member_done, &s->refs[i]);
+    case Call::Extend: return extend_start(c, lk, s->owner, lease_ms, member_done, &s->refs[i]);
+    }
+    return EDGELOCK_ERR_INVALID_ARG;
+}
+
+// Start `call` on every member in mask (all when mask is null). A start that
+// fails at once records its status and is not waited for. Returns how many
+// answers are due.
+uint32_t start_all(State *s, Phase phase, Call call, const bool *mask, int64_t wait_ms, int64_t lease_ms)
+{
+    s->phase = phase;
+    s->outstanding = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (mask && !mask[i])
+            continue;
+        s->outstanding++;
+        s->status[i] = start(s, i, call, wait_ms, lease_ms);
+        if (s->status[i] != EDGELOCK_OK)
+            s->outstanding--;
+    }
+    return s->outstanding;
+}
+
+void finish(State *s)
+{
+    s->in_use = 0; // the caller may reuse the storage from inside its callback
+    invoke_result(client_of(s, 0), s->cb, s->members[0].lock.id, s->result, s->value, s->user);
+}
+
+void redlock_round(State *s);
+
+void after_release(State *s)
+{
+    if (s->retry_after_release)
+        redlock_round(s);
+    else
+        finish(s);
+}
+
+// Give back every member held now; then finish with `result`, or, when
+// `retry`, start another RedLock round.
+void give_back(State *s, edgelock_status result, bool retry)
+{
+    s->result = result;
+    s->retry_after_release = retry;
+    bool mask[EDGELOCK_MAX_MEMBERS];
+    memcpy(mask, s->held, sizeof(mask));
+    memset(s->held, 0, sizeof(s->held));
+    if (start_all(s, Phase::Releasing, Call::Release, mask, 0, 0) == 0)
+        after_release(s);
+}
+
+void succeed(State *s, int64_t value)
+{
+    s->result = EDGELOCK_OK;
+    s->value = value;
+    finish(s);
+}
+
+void take_next(State *s)
+{
+    edgelock_status st = start(s, s->next, Call::Acquire, composite_left(s->deadline), s->first_lease_ms);
+    if (st != EDGELOCK_OK)
+        give_back(s, st, false);
+}
+
+void redlock_round(State *s)
+{
+    s->round_start = edgelock_port_now_ms();
+    int64_t per_node = redlock_node_wait(composite_left(s->deadline), s->n);
+    if (start_all(s, Phase::Round, Call::Acquire, nullptr, per_node, s->lease_ms) == 0)
+        finish(s); // nothing could even start (shut down, tables full): s->status says why
+}
+
+void judge_round(State *s)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        s->held[i] = s->status[i] == EDGELOCK_OK;
+    int64_t lease = s->lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)client_of(s, 0)->cfg.watchdog_lease_ms
+                                                           : s->lease_ms;
+    RedlockVerdict v =
+        redlock_judge(s->status, s->n, lease, (int64_t)(edgelock_port_now_ms() - s->round_start),
+                      composite_left(s->deadline));
+    if (v.acquired)
+        succeed(s, v.validity_ms);
+    else
+        give_back(s, v.why, v.retry);
+}
+
+edgelock_status first_error(const State *s, edgelock_status none)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->status[i] != EDGELOCK_OK)
+            return s->status[i];
+    return none;
+}
+
+void member_done(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, void *user)
+{
+    auto *ref = static_cast<MemberRef *>(user);
+    State *s = ref->state;
+    const uint32_t i = ref->index;
+    s->status[i] = st;
+    if (s->phase == Phase::Taking) {
+        if (st != EDGELOCK_OK) {
+            give_back(s, st, false);
+            return;
+        }
+        s->held[i] = true;
+        if (++s->next < s->n) {
+            take_next(s);
+        } else if (s->first_lease_ms != s->lease_ms) {
+            if (start_all(s, Phase::Aligning, Call::Extend, nullptr, 0, s->lease_ms) == 0)
+                give_back(s, first_error(s, EDGELOCK_ERR_INVALID_ARG), false);
+        } else {
+            succeed(s, 0);
+        }
+        return;
+    }
+    if (--s->outstanding > 0)
+        return;
+    switch (s->phase) {
+    case Phase::Taking: break;
+    case Phase::Aligning: {
+        edgelock_status bad = first_error(s, EDGELOCK_OK);
+        if (bad == EDGELOCK_OK)
+            succeed(s, 0);
+        else
+            give_back(s, bad, false);
+        break;
+    }
+    case Phase::Round: judge_round(s); break;
+    case Phase::Releasing: after_release(s); break;
+    case Phase::Unlocking:
+        s->result = s->mode == Mode::MultiUnlock ? multi_unlock_result(s->status, s->n)
+                                                 : redlock_unlock_result(s->status, s->n);
+        finish(s);
+        break;
+    }
+}
+
+edgelock_status begin(edgelock_composite *storage, Mode mode, const edgelock_member *m, size_t n,
+                      uint64_t owner, int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb, void *user,
+                      State **out)
+{
+    if (!storage || !cb || !composite_valid_members(m, n))
+        return EDGELOCK_ERR_INVALID_ARG;
+    bool locking = mode == Mode::MultiLock || mode == Mode::RedLock;
+    if (locking && !composite_valid_times(wait_ms, lease_ms))
+        return EDGELOCK_ERR_INVALID_ARG;
+    for (size_t i = 0; i < n; i++) {
+        Client *c = reinterpret_cast<Client *>(m[i].client);
+        if (!on_loop_thread(c))
+            return EDGELOCK_ERR_WRONG_THREAD;
+        if (c->closing)
+            return EDGELOCK_ERR_SHUTDOWN;
+        if (!lock_get(c, m[i].lock.id))
+            return EDGELOCK_ERR_STALE_HANDLE;
+    }
+    auto *s = reinterpret_cast<State *>(storage);
+    if (s->in_use == kInUse)
+        return EDGELOCK_ERR_BUSY; // the storage of a composite still running
+    memset(s, 0, sizeof(*s));
+    s->in_use = kInUse;
+    s->mode = mode;
+    s->n = (uint32_t)n;
+    memcpy(s->members, m, n * sizeof(*m));
+    for (uint32_t i = 0; i < n; i++)
+        s->refs[i] = MemberRef{s, i};
+    s->owner = owner;
+    s->lease_ms = lease_ms;
+    s->first_lease_ms = mode == Mode::MultiLock ? multi_first_lease(lease_ms, wait_ms) : lease_ms;
+    s->deadline = composite_deadline(wait_ms);
+    s->cb = cb;
+    s->user = user;
+    *out = s;
+    return EDGELOCK_OK;
+}
+
+// The first step of a composite: when nothing at all could start, the call
+// returns that status and no callback will fire.
+edgelock_status launch(State *s, uint32_t started, edgelock_status first)
+{
+    if (started > 0)
+        return EDGELOCK_OK;
+    s->in_use = 0;
+    return first;
+}
+
+} // namespace
+
+edgelock_status multi_lock_async(edgelock_composite *st, const edgelock_member *m, size_t n, uint64_t owner,
+                                 int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb, void *user)
+{
+    State *s;
+    edgelock_status r = begin(st, Mode::MultiLock, m, n, owner, wait_ms, lease_ms, cb, user, &s);
+    if (r != EDGELOCK_OK)
+        return r;
+    s->phase = Phase::Taking;
+    r = start(s, 0, Call::Acquire, composite_left(s->deadline), s->first_lease_ms);
+    return launch(s, r == EDGELOCK_OK ? 1 : 0, r);
+}
+
+edgelock_status redlock_lock_async(edgelock_composite *st, const edgelock_member *m, size_t n, uint64_t owner,
+                                   int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb, void *user)
+{
+    State *s;
+    edgelock_status r = begin(st, Mode::RedLock, m, n, owner, wait_ms, lease_ms, cb, user, &s);
+    if (r != EDGELOCK_OK)
+        return r;
+    s->round_start = edgelock_port_now_ms();
+    int64_t per_node = redlock_node_wait(composite_left(s->deadline), s->n);
+    uint32_t started = start_all(s, Phase::Round, Call::Acquire, nullptr, per_node, s->lease_ms);
+    return launch(s, started, s->status[0]);
+}
+
+static edgelock_status unlock_async(Mode mode, edgelock_composite *st, const edgelock_member *m, size_t n,
+                                    uint64_t owner, edgelock_result_fn cb, void *user)
+{
+    State *s;
+    edgelock_status r = begin(st, mode, m, n, owner, 0, 0, cb, user, &s);
+    if (r != EDGELOCK_OK)
+        return r;
+    uint32_t started = start_all(s, Phase::Unlocking, Call::Release, nullptr, 0, 0);
+    return launch(s, started, s->status[0]);
+}
+
+edgelock_status multi_unlock_async(edgelock_composite *st, const edgelock_member *m, size_t n, uint64_t owner,
+                                   edgelock_result_fn cb, void *user)
+{
+    return unlock_async(Mode::MultiUnlock, st, m, n, owner, cb, user);
+}
+
+edgelock_status redlock_unlock_async(edgelock_composite *st, const edgelock_member *m, size_t n,
+                                     uint64_t owner, edgelock_result_fn cb, void *user)
+{
+    return unlock_async(Mode::RedUnlock, st, m, n, owner, cb, user);
+}
+
+} // namespace edgelock

@@ -1,0 +1,47 @@
+// The rules of MultiLock and RedLock, once, for both faces: the blocking one
+// (api/composite_blocking.cpp, members on any clients, one thread) and the
+// asynchronous one (async.cpp, members on one loop). Pure: no I/O, no state.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "edgelock/edgelock.h"
+
+namespace edgelock
+{
+
+bool composite_valid_times(int64_t wait_ms, int64_t lease_ms);
+bool composite_valid_members(const edgelock_member *m, size_t n); // 1..EDGELOCK_MAX_MEMBERS, none twice
+// The end of a wait of wait_ms from now (kForever for EDGELOCK_WAIT_FOREVER),
+// and what is left of it (EDGELOCK_WAIT_FOREVER when it has no end).
+uint64_t composite_deadline(int64_t wait_ms);
+int64_t composite_left(uint64_t deadline);
+
+// MultiLock: members taken early must not lapse while later ones are awaited:
+// they are taken with lease + wait, and every lease is aligned to lease_ms
+// once the set is complete (when this differs from lease_ms).
+int64_t multi_first_lease(int64_t lease_ms, int64_t wait_ms);
+// MultiLock unlock: the first error, every member tried regardless.
+edgelock_status multi_unlock_result(const edgelock_status *st, size_t n);
+
+// RedLock: each server gets an equal share of what is left of the wait, so
+// one slow server cannot spend it all.
+int64_t redlock_node_wait(int64_t left, size_t n);
+
+struct RedlockVerdict {
+    bool acquired;
+    int64_t validity_ms; // acquired: how long the caller may rely on it
+    edgelock_status why; // not acquired: WAIT_TIMEOUT, or CONNECTION when too many servers are down
+    bool retry;          // not acquired: release, then another round
+};
+// Judge one round: st[i] per server, lease the lease in force (the watchdog
+// lease when none was given), elapsed_ms the round's duration, left what is
+// left of the wait after it.
+RedlockVerdict redlock_judge(const edgelock_status *st, size_t n, int64_t lease, int64_t elapsed_ms,
+                             int64_t left);
+// RedLock unlock: a minority that never had it answers NOT_OWNER, which is
+// expected; OK when any server released it, else the first status.
+edgelock_status redlock_unlock_result(const edgelock_status *st, size_t n);
+
+} // namespace edgelock

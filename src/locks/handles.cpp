@@ -1,0 +1,92 @@
+// Lock handles: a name in the lock table. Purely local; no Redis call.
+#include <string.h>
+
+#include "locks/handles.hpp"
+
+#include "locks/client.hpp"
+#include "locks/holds.hpp"
+
+namespace edgelock
+{
+
+LockEntry *lock_get(Client *c, uint64_t lock_id)
+{
+    return c->locks.get_id(lock_id);
+}
+
+LockRef lock_ref(Client *c, uint64_t lock_id)
+{
+    uint32_t i = id_index(lock_id);
+    const LockEntry *le = c->locks.get(i);
+    return LockRef{c->lock_names + (size_t)i * c->cfg.max_name_len, le->name_len, le->kind};
+}
+
+edgelock_lock_kind lock_kind(Client *c, uint64_t lock_id)
+{
+    return lock_get(c, lock_id)->kind;
+}
+
+static bool valid_kind(edgelock_lock_kind kind)
+{
+    switch (kind) {
+    case EDGELOCK_REENTRANT:
+    case EDGELOCK_FAIR:
+    case EDGELOCK_READ:
+    case EDGELOCK_WRITE:
+    case EDGELOCK_FENCED: return true;
+    }
+    return false;
+}
+
+edgelock_status lock_new(Client *c, edgelock_lock_kind kind, const void *name, size_t len, edgelock_lock *out)
+{
+    if (!name || !out || len == 0 || len > c->cfg.max_name_len || !valid_kind(kind))
+        return EDGELOCK_ERR_INVALID_ARG;
+    if (c->closing)
+        return EDGELOCK_ERR_SHUTDOWN;
+    uint32_t i;
+    LockEntry *le = c->locks.alloc(&i);
+    if (!le)
+        return EDGELOCK_ERR_TABLE_FULL;
+    le->name_len = (uint32_t)len;
+    le->kind = kind;
+    memcpy(c->lock_names + (size_t)i * c->cfg.max_name_len, name, len);
+    out->id = c->locks.id_of(i);
+    return EDGELOCK_OK;
+}
+
+edgelock_status lock_free(Client *c, edgelock_lock lock)
+{
+    LockEntry *le = lock_get(c, lock.id);
+    if (!le)
+        return EDGELOCK_ERR_STALE_HANDLE;
+    if (le->refs > 0)
+        return EDGELOCK_ERR_BUSY;
+    uint64_t now = loop_now(&c->loop);
+    for (uint32_t i = 0; i < c->holds.capacity(); i++) {
+        Hold *h = c->holds.get(i);
+        if (h && h->lock_id == lock.id && (hold_active(h, now) || h->pending || h->renewing))
+            return EDGELOCK_ERR_BUSY;
+    }
+    // What is left are loss markers and lapsed fixed leases: they go with it.
+    for (uint32_t i = 0; i < c->holds.capacity(); i++) {
+        Hold *h = c->holds.get(i);
+        if (h && h->lock_id == lock.id)
+            c->holds.release(i);
+    }
+    c->locks.release(id_index(lock.id));
+    return EDGELOCK_OK;
+}
+
+edgelock_status lock_check_call(Client *c, edgelock_lock lock, edgelock_result_fn cb)
+{
+    if (!cb)
+        return EDGELOCK_ERR_INVALID_ARG;
+    if (c->closing)
+        return EDGELOCK_ERR_SHUTDOWN;
+    if (!lock_get(c, lock.id))
+        return EDGELOCK_ERR_STALE_HANDLE;
+    return EDGELOCK_OK;
+}
+
+} // namespace edgelock

@@ -1,0 +1,95 @@
+// Holds (holds.hpp). A hold slot lives while it is held, while calls for its
+// pair are in flight, while it sits in a renewal batch, or as a loss marker.
+#include "locks/holds.hpp"
+
+#include "base/time.hpp"
+#include "locks/callbacks.hpp"
+#include "locks/client.hpp"
+
+namespace edgelock
+{
+
+Hold *hold_find(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
+{
+    for (uint32_t i = 0; i < c->holds.capacity(); i++) {
+        Hold *h = c->holds.get(i);
+        if (h && h->lock_id == lock_id && h->owner == owner) {
+            if (index)
+                *index = i;
+            return h;
+        }
+    }
+    return nullptr;
+}
+
+Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
+{
+    Hold *h = hold_find(c, lock_id, owner, index);
+    if (h) {
+        if (h->lost) { // a fresh acquisition supersedes the loss marker
+            h->lost = false;
+            h->count = 0;
+            h->watchdog = false;
+        }
+        h->pending++;
+        return h;
+    }
+    h = c->holds.alloc(index);
+    if (!h)
+        return nullptr;
+    h->lock_id = lock_id;
+    h->owner = owner;
+    h->pending = 1;
+    return h;
+}
+
+void hold_release_if_idle(Client *c, uint32_t index)
+{
+    Hold *h = c->holds.get(index);
+    if (h && h->pending == 0 && h->count == 0 && !h->lost && !h->renewing)
+        c->holds.release(index);
+}
+
+void hold_unpin(Client *c, uint32_t index)
+{
+    Hold *h = c->holds.get(index);
+    EDGELOCK_ASSERT(h && h->pending > 0);
+    h->pending--;
+    hold_release_if_idle(c, index);
+}
+
+bool hold_active(const Hold *h, uint64_t now)
+{
+    return h->count > 0 && !h->lost && (h->watchdog || now < h->expires_ms);
+}
+
+bool hold_renewable(const Hold *h)
+{
+    return h->count > 0 && h->watchdog && !h->lost;
+}
+
+bool hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms)
+{
+    Hold *h = c->holds.get(index);
+    if (lease_ms == EDGELOCK_LEASE_WATCHDOG) {
+        h->watchdog = true;
+    } else {
+        if (h->count == 0)
+            h->watchdog = false;
+        h->expires_ms = add_ms(sent_ms, (uint64_t)lease_ms);
+    }
+    h->lease_ms = lease_ms;
+    h->count++;
+    h->confirmed_ms = sent_ms;
+    return h->watchdog;
+}
+
+void hold_mark_lost(Client *c, uint32_t index)
+{
+    Hold *h = c->holds.get(index);
+    h->lost = true;
+    edgelock_port_log(EDGELOCK_LOG_WARN, "lock lost (owner %llu)", (unsigned long long)h->owner);
+    invoke_lock_lost(c, h->lock_id, h->owner);
+}
+
+} // namespace edgelock

@@ -1,0 +1,36 @@
+// Holds: the (lock, owner) pairs this client holds, with their re-entry count.
+#pragma once
+
+#include <stdint.h>
+
+namespace edgelock
+{
+
+struct Client;
+
+struct Hold {
+    uint64_t lock_id;
+    uint64_t owner;
+    uint32_t count;        // re-entrant holds as this client counted them
+    uint32_t pending;      // lock/unlock calls in flight for this pair
+    int64_t lease_ms;      // lease of the latest acquire
+    bool watchdog;         // renewed by the watchdog
+    bool lost;             // watchdog found it gone; reported once, kept as a marker
+    bool renewing;         // part of an in-flight renewal batch
+    uint32_t renew_pos;    // its position in that batch's KEYS
+    uint64_t renew_cmd;    // that batch's command id
+    uint64_t confirmed_ms; // send time of the last acquire/renewal Redis confirmed
+    uint64_t expires_ms;   // fixed lease: when it lapses at the latest by our clock
+};
+
+Hold *hold_find(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index);
+Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index);
+void hold_unpin(Client *c, uint32_t index);          // pending--, free when idle
+void hold_release_if_idle(Client *c, uint32_t index); // free when nothing refers to it
+bool hold_active(const Hold *h, uint64_t now);
+// Redis confirmed an acquire sent at sent_ms. True when the watchdog must run.
+bool hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms);
+void hold_mark_lost(Client *c, uint32_t index); // tells on_lock_lost; h may be gone after
+bool hold_renewable(const Hold *h);
+
+} // namespace edgelock

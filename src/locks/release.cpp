@@ -1,0 +1,149 @@
+// Unlock, and the undo of an acquire whose outcome is unknown (release.hpp).
+#include "locks/release.hpp"
+
+#include <hiredis/hiredis.h>
+#include <string.h>
+
+#include "locks/callbacks.hpp"
+#include "locks/calls.hpp"
+#include "locks/client.hpp"
+#include "locks/handles.hpp"
+#include "locks/holds.hpp"
+
+namespace edgelock
+{
+
+static int64_t lease_for(const Client *c, const Hold *h)
+{
+    if (!h || h->lease_ms == EDGELOCK_LEASE_WATCHDOG || h->lease_ms <= 0)
+        return c->cfg.watchdog_lease_ms;
+    return h->lease_ms;
+}
+
+// The owner learns of a loss through the call it made: forget the marker.
+static void clear_lost(Client *c, uint32_t index)
+{
+    Hold *h = c->holds.get(index);
+    h->lost = false;
+    h->count = 0;
+    h->watchdog = false;
+    hold_release_if_idle(c, index);
+}
+
+// The hold count after a release answered `value`. 1: the lock is free. 0: for
+// a read lock, holds remain (maybe only other readers'), so ours went down by
+// one; for the others our own re-entrant hold remains, so at least one is left.
+static uint32_t count_after_release(Client *c, const Hold *h, int64_t value)
+{
+    if (value == 1)
+        return 0;
+    if (lock_kind(c, h->lock_id) == EDGELOCK_READ)
+        return h->count > 0 ? h->count - 1 : 0;
+    return h->count > 1 ? h->count - 1 : 1;
+}
+
+static void send_latch_delete(Client *c, const LockCall *release)
+{
+    uint64_t id;
+    LockCall *call = call_new(c, LockOp::LatchDelete, release->lock_id, call_ignore_reply, &id);
+    if (!call)
+        return; // the latch expires on its own
+    memcpy(call->request_id, release->request_id, sizeof(call->request_id));
+    call->unpin_when_sent = true;
+    call_submit(c, id);
+}
+
+static void release_done(void *ctx, const Command *cmd, uint64_t, redisReply *reply, edgelock_status st)
+{
+    auto *c = static_cast<Client *>(ctx);
+    const LockCall *call = call_of(cmd);
+    int64_t value = 0;
+    uint32_t hi = kNoIndex;
+    Hold *h = hold_find(c, call->lock_id, call->owner, &hi);
+    if (st == EDGELOCK_OK) {
+        if (reply->type == REDIS_REPLY_NIL) {
+            // Not the owner in Redis. If we thought it was still held (watchdog,
+            // or a fixed lease not yet over by our clock), it was lost behind
+            // our back; a lapsed fixed lease is plain NOT_OWNER, as in Redisson.
+            st = h && (h->lost || hold_active(h, loop_now(&c->loop))) ? EDGELOCK_ERR_LOST
+                                                                      : EDGELOCK_ERR_NOT_OWNER;
+            if (h) {
+                h->count = 0;
+                h->lost = false;
+            }
+        } else if (reply->type == REDIS_REPLY_INTEGER && (reply->integer == 0 || reply->integer == 1)) {
+            value = reply->integer;
+            if (h)
+                h->count = count_after_release(c, h, value);
+            send_latch_delete(c, call);
+        } else {
+            st = EDGELOCK_ERR_PROTOCOL;
+        }
+    } else if (st == EDGELOCK_ERR_REDIS) {
+        edgelock_port_log(EDGELOCK_LOG_WARN, "release refused: %s", reply ? reply->str : "");
+    }
+    // Connection trouble: the outcome is unknown, the hold stays as it was and
+    // the caller may retry.
+    if (h && !call->cleanup)
+        hold_unpin(c, hi);
+    else if (h)
+        hold_release_if_idle(c, hi);
+    if (!call->cleanup)
+        invoke_result(c, call->cb, call->lock_id, st, value, call->user);
+}
+
+static LockCall *new_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease, uint64_t *id)
+{
+    LockCall *call = call_new(c, LockOp::Release, lock_id, release_done, id);
+    if (!call)
+        return nullptr;
+    call->owner = owner;
+    call->lease_ms = lease;
+    // Unique per unlock across clients, as Redisson's random id is, without a
+    // getrandom() per unlock: 8 random bytes per client, 8 bytes of counter.
+    memcpy(call->request_id, c->latch_prefix, sizeof(c->latch_prefix));
+    uint64_t n = ++c->latch_counter;
+    for (int i = 0; i < 8; i++)
+        call->request_id[8 + i] = (uint8_t)(n >> (56 - 8 * i));
+    return call;
+}
+
+edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edgelock_result_fn cb,
+                              void *user)
+{
+    edgelock_status st = lock_check_call(c, lock, cb);
+    if (st != EDGELOCK_OK)
+        return st;
+    uint32_t hi;
+    Hold *h = hold_find(c, lock.id, owner, &hi);
+    if (h && h->lost) {
+        clear_lost(c, hi);
+        return EDGELOCK_ERR_LOST;
+    }
+    uint64_t id;
+    LockCall *call = new_release(c, lock.id, owner, lease_for(c, h), &id);
+    if (!call)
+        return EDGELOCK_ERR_TABLE_FULL;
+    call->cb = cb;
+    call->user = user;
+    if (h)
+        h->pending++;
+    call_submit(c, id);
+    return EDGELOCK_OK;
+}
+
+void cleanup_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease_ms)
+{
+    uint64_t id;
+    LockCall *call = new_release(c, lock_id, owner, lease_ms, &id);
+    if (!call) {
+        edgelock_port_log(EDGELOCK_LOG_WARN, "no command slot to release an uncertain acquire; "
+                                             "it lapses with its lease");
+        return;
+    }
+    call->cleanup = true;
+    call->unpin_when_sent = true;
+    call_submit(c, id);
+}
+
+} // namespace edgelock

@@ -1,0 +1,18 @@
+// Unlock, and the undo of an acquire whose outcome is unknown.
+#pragma once
+
+#include <stdint.h>
+
+#include "edgelock/edgelock.h"
+
+namespace edgelock
+{
+
+struct Client;
+
+edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edgelock_result_fn cb,
+                              void *user);
+// Give back whatever owner may hold after an acquire of unknown outcome.
+void cleanup_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease_ms);
+
+} // namespace edgelock

@@ -1,0 +1,146 @@
+// The watchdog (watchdog.hpp). A hold is lost when Redis says its field is
+// gone, or when no renewal has been confirmed for a whole lease (the connection
+// is down): the lease Redis enforces started no earlier than the send time we
+// keep, so declaring it lost at confirmed_ms + lease is never later than the
+// key's real expiry (fail closed).
+#include "locks/watchdog.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include "locks/calls.hpp"
+#include "locks/client.hpp"
+#include "locks/handles.hpp"
+#include "locks/holds.hpp"
+
+namespace edgelock
+{
+
+static void tick(void *arg);
+
+bool watchdog_init(Client *c)
+{
+    return timer_init(&c->watchdog.timer, &c->loop, tick, c);
+}
+
+void watchdog_fini(Client *c)
+{
+    timer_fini(&c->watchdog.timer);
+}
+
+void watchdog_arm(Client *c)
+{
+    if (c->watchdog.armed)
+        return;
+    c->watchdog.armed = true;
+    timer_arm(&c->watchdog.timer, c->cfg.watchdog_lease_ms / 3);
+}
+
+void watchdog_stop(Client *c)
+{
+    timer_cancel(&c->watchdog.timer);
+}
+
+void watchdog_kick(Client *c)
+{
+    // After an outage, find out at once whether the holds survived it.
+    if (!c->closing && c->watchdog.armed) {
+        timer_cancel(&c->watchdog.timer);
+        tick(c);
+    }
+}
+
+static void renew_done(void *ctx, const Command *cmd, uint64_t id, redisReply *reply, edgelock_status st)
+{
+    auto *c = static_cast<Client *>(ctx);
+    bool ok = st == EDGELOCK_OK && reply && reply->type == REDIS_REPLY_ARRAY;
+    for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
+        Hold *h = c->holds.get(i);
+        if (!h || !h->renewing || h->renew_cmd != id)
+            continue;
+        h->renewing = false;
+        if (ok && h->renew_pos < reply->elements && hold_renewable(h)) {
+            redisReply *e = reply->element[h->renew_pos];
+            if (e->type == REDIS_REPLY_INTEGER && e->integer == 1) {
+                h->confirmed_ms = cmd->sent_ms;
+            } else {
+                // The user's callback may unlock (freeing this slot) or lock
+                // (reusing it): h is not ours to touch afterwards.
+                hold_mark_lost(c, i);
+                continue;
+            }
+        }
+        // A failed call is retried next tick; loss by time is the tick's job.
+        hold_release_if_idle(c, i);
+    }
+}
+
+// One renewal script call being filled: read holds and the others use
+// different scripts, so each has its own.
+struct RenewBatch {
+    uint64_t id;
+    uint32_t size;
+    bool read;
+};
+
+static void batch_submit(Client *c, RenewBatch &b)
+{
+    if (!b.id)
+        return;
+    c->watchdog.renew_calls++;
+    call_submit(c, b.id);
+    b.id = 0;
+    b.size = 0;
+}
+
+// False when the command table is full (the hold waits for the next tick).
+static bool batch_add(Client *c, RenewBatch &b, Hold *h)
+{
+    if (!b.id) {
+        LockCall *call = call_new(c, LockOp::Renew, 0, renew_done, &b.id);
+        if (!call)
+            return false;
+        call->read_batch = b.read;
+    }
+    h->renewing = true;
+    h->renew_cmd = b.id;
+    h->renew_pos = b.size++;
+    if (b.size == kRenewBatch)
+        batch_submit(c, b);
+    return true;
+}
+
+static void tick(void *arg)
+{
+    auto *c = static_cast<Client *>(arg);
+    c->watchdog.armed = false;
+    const uint64_t lease = c->cfg.watchdog_lease_ms;
+    const uint64_t now = loop_now(&c->loop);
+    uint64_t next = now + lease / 3;
+    bool any = false;
+    RenewBatch plain = {0, 0, false}, read = {0, 0, true};
+    for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
+        Hold *h = c->holds.get(i);
+        if (!h || !hold_renewable(h))
+            continue;
+        if (now - h->confirmed_ms >= lease) {
+            hold_mark_lost(c, i);
+            continue;
+        }
+        any = true;
+        if (h->confirmed_ms + lease < next)
+            next = h->confirmed_ms + lease; // check loss on time
+        if (h->renewing || !conn_ready(&c->cmd_conn))
+            continue;
+        batch_add(c, lock_kind(c, h->lock_id) == EDGELOCK_READ ? read : plain, h);
+    }
+    if (!c->closing) {
+        batch_submit(c, plain);
+        batch_submit(c, read);
+    }
+    if (any && !c->closing) {
+        c->watchdog.armed = true;
+        timer_arm(&c->watchdog.timer, next > now ? next - now : 0);
+    }
+}
+
+} // namespace edgelock

@@ -1,0 +1,219 @@
+// The connection state machine over a link (redis/link.hpp).
+#include "redis/connection.hpp"
+
+#include <hiredis/hiredis.h>
+#include <string.h>
+
+#include "port.h"
+#include "redis/resp.hpp"
+
+namespace edgelock
+{
+
+// The privdata of setup commands: never a valid command id's privdata.
+static char setup_tag;
+
+static void went_down(Connection *conn);
+
+static void schedule_reconnect(Connection *conn)
+{
+    uint32_t jitter = 0;
+    edgelock_port_random(&jitter, sizeof(jitter));
+    // Up to a quarter of the delay as jitter, so gateways restarted together
+    // do not reconnect in lockstep.
+    uint64_t delay = conn->backoff_ms + jitter % (conn->backoff_ms / 4 + 1);
+    timer_arm(&conn->timer, delay);
+    uint64_t next = (uint64_t)conn->backoff_ms * 2;
+    conn->backoff_ms = (uint32_t)(next > conn->reconnect_max_ms ? conn->reconnect_max_ms : next);
+}
+
+static void maybe_ready(Connection *conn)
+{
+    if (conn->state != ConnState::Connecting || !conn->tcp_up || conn->setup_pending)
+        return;
+    conn->state = ConnState::Ready;
+    conn->down_since_ms = 0;
+    conn->backoff_ms = conn->reconnect_min_ms;
+    timer_cancel(&conn->timer);
+    edgelock_port_log(EDGELOCK_LOG_INFO, "%s connection ready", conn->role);
+    conn->hooks.ready(conn->hooks.ctx);
+}
+
+void conn_link_connected(Connection *conn, bool ok, const char *err)
+{
+    if (!ok) {
+        edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect failed: %s", conn->role, err);
+        went_down(conn);
+        return;
+    }
+    conn->tcp_up = true;
+    maybe_ready(conn);
+}
+
+void conn_link_down(Connection *conn, const char *err)
+{
+    edgelock_port_log(EDGELOCK_LOG_WARN, "%s connection lost: %s", conn->role, err);
+    went_down(conn);
+}
+
+static void setup_reply(Connection *conn, redisReply *reply)
+{
+    if (!reply || conn->state != ConnState::Connecting)
+        return; // a drop is handled where it is noticed
+    if (reply->type == REDIS_REPLY_ERROR) {
+        // Wrong password, unknown ACL user, db out of range: retrying soon will
+        // not help the operator, but backoff keeps it cheap.
+        edgelock_port_log(EDGELOCK_LOG_ERROR, "%s connection setup refused: %s", conn->role, reply->str);
+        conn_drop(conn);
+        return;
+    }
+    conn->setup_pending--;
+    maybe_ready(conn);
+}
+
+void conn_link_reply(Connection *conn, redisReply *reply, void *privdata)
+{
+    if (privdata == &setup_tag)
+        setup_reply(conn, reply);
+    else
+        conn->hooks.reply(conn->hooks.ctx, reply, privdata);
+}
+
+static void timer_fired(void *arg)
+{
+    auto *conn = static_cast<Connection *>(arg);
+    if (conn->state == ConnState::Connecting) {
+        edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect timed out", conn->role);
+        conn_drop(conn);
+    } else if (conn->state == ConnState::Down && !conn->closed) {
+        conn_start(conn);
+    }
+}
+
+bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfig &cfg,
+               const ConnHooks &hooks)
+{
+    conn->role = cfg.role;
+    conn->url = cfg.url;
+    conn->connect_timeout_ms = cfg.connect_timeout_ms;
+    conn->reconnect_min_ms = cfg.reconnect_min_ms;
+    conn->reconnect_max_ms = cfg.reconnect_max_ms;
+    conn->loop = loop;
+    conn->ops = ops;
+    conn->hooks = hooks;
+    conn->state = ConnState::Down;
+    conn->backoff_ms = cfg.reconnect_min_ms;
+    return timer_init(&conn->timer, loop, timer_fired, conn);
+}
+
+void conn_fini(Connection *conn)
+{
+    timer_fini(&conn->timer);
+}
+
+bool conn_send_setup(Connection *conn, const char *buf, size_t len)
+{
+    if (!conn->ops->send(conn, buf, len, &setup_tag))
+        return false;
+    conn->setup_pending++;
+    return true;
+}
+
+// AUTH and SELECT as the URL asks; they go out first, before the owner's setup.
+static bool send_url_setup(Connection *conn)
+{
+    const RedisUrl &u = *conn->url;
+    char buf[sizeof(u.user) + sizeof(u.password) + 64];
+    const char *out;
+    size_t len;
+    if (u.password[0]) {
+        RespCommand rc(buf, sizeof(buf));
+        rc.arg("AUTH");
+        if (u.user[0])
+            rc.arg(u.user);
+        rc.arg(u.password);
+        bool ok = rc.finish(&out, &len) && conn_send_setup(conn, out, len);
+        memset(buf, 0, sizeof(buf)); // the password is not left on the stack
+        if (!ok)
+            return false;
+    }
+    if (u.db) {
+        RespCommand rc(buf, sizeof(buf));
+        rc.arg("SELECT");
+        rc.arg_u64(u.db);
+        if (!rc.finish(&out, &len) || !conn_send_setup(conn, out, len))
+            return false;
+    }
+    return true;
+}
+
+void conn_start(Connection *conn)
+{
+    if (conn->closed || conn->state != ConnState::Down)
+        return;
+    if (!conn->ops->open(conn)) {
+        schedule_reconnect(conn);
+        return;
+    }
+    conn->state = ConnState::Connecting;
+    conn->tcp_up = false;
+    conn->setup_pending = 0;
+    // The link queues these until the socket is connected.
+    bool ok = send_url_setup(conn);
+    if (ok && conn->hooks.setup)
+        ok = conn->hooks.setup(conn->hooks.ctx, conn);
+    if (!ok) {
+        conn_drop(conn);
+        return;
+    }
+    timer_arm(&conn->timer, conn->connect_timeout_ms);
+}
+
+static void went_down(Connection *conn)
+{
+    conn->state = ConnState::Down;
+    if (conn->down_since_ms == 0)
+        conn->down_since_ms = loop_now(conn->loop);
+    conn->tcp_up = false;
+    conn->setup_pending = 0;
+    timer_cancel(&conn->timer);
+    if (conn->closed)
+        return;
+    if (conn->hooks.down)
+        conn->hooks.down(conn->hooks.ctx);
+    if (!conn->closed)
+        schedule_reconnect(conn);
+}
+
+void conn_drop(Connection *conn)
+{
+    conn->ops->close(conn);
+    if (conn->state != ConnState::Down)
+        went_down(conn);
+}
+
+void conn_close(Connection *conn)
+{
+    conn->closed = true;
+    timer_cancel(&conn->timer);
+    conn->state = ConnState::Down;
+    conn->ops->close(conn);
+}
+
+void conn_flush_output(Connection *conn)
+{
+    if (conn_ready(conn))
+        conn->ops->flush(conn);
+}
+
+bool conn_ready(const Connection *conn)
+{
+    return conn->state == ConnState::Ready && conn->link;
+}
+
+bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata)
+{
+    return conn->ops->send(conn, buf, len, privdata);
+}
+
+} // namespace edgelock

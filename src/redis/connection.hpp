@@ -1,0 +1,66 @@
+// One connection to Redis: connect, AUTH and SELECT from the URL, whatever
+// setup its owner adds, a connect timeout, and reconnect with capped, jittered
+// backoff. Its owner learns of it through hooks it set: ready, down, and every
+// reply (by the privdata it sent the command with).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event/loop.hpp"
+#include "redis/link.hpp"
+#include "redis/url.hpp"
+
+struct redisReply;
+
+namespace edgelock
+{
+
+enum class ConnState : uint8_t { Down, Connecting, Ready };
+
+struct ConnHooks {
+    void *ctx;
+    void (*ready)(void *ctx);                    // setup done: commands may go out
+    void (*down)(void *ctx);                     // dropped (never called at close)
+    bool (*setup)(void *ctx, Connection *conn);  // add setup commands (conn_send_setup); may be null
+    void (*reply)(void *ctx, struct redisReply *reply, void *privdata); // NULL reply: dropped
+};
+
+struct ConnConfig {
+    const char *role; // "command", "subscriber": for the log
+    const RedisUrl *url;
+    uint32_t connect_timeout_ms;
+    uint32_t reconnect_min_ms, reconnect_max_ms;
+};
+
+struct Connection {
+    const char *role;
+    const RedisUrl *url;
+    uint32_t connect_timeout_ms, reconnect_min_ms, reconnect_max_ms;
+    Loop *loop;
+    const LinkOps *ops;
+    void *link; // the link's state (hiredis: its redisAsyncContext); null when none
+    ConnHooks hooks;
+    ConnState state;
+    bool tcp_up;
+    bool closed;            // closed for good: no reconnect
+    uint32_t setup_pending; // setup replies still due
+    uint32_t backoff_ms;
+    uint64_t down_since_ms; // first failure since it was last ready; 0 when not known down
+    Timer timer;            // connect timeout, then reconnect delay
+};
+
+// False when the timer cannot be had (no memory).
+bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfig &cfg, const ConnHooks &hooks);
+void conn_fini(Connection *conn);
+void conn_start(Connection *conn);
+void conn_drop(Connection *conn);         // close now and reconnect later; replies due come as NULL
+void conn_close(Connection *conn);        // close for good (shutdown)
+void conn_flush_output(Connection *conn); // write what is buffered for the socket, now
+bool conn_ready(const Connection *conn);
+// A command's bytes; its reply reaches hooks.reply with privdata.
+bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata);
+// From hooks.setup only: a command whose error reply fails the setup.
+bool conn_send_setup(Connection *conn, const char *buf, size_t len);
+
+} // namespace edgelock

@@ -1,0 +1,39 @@
+// The byte link under a Connection: where its bytes go and replies come from.
+// The real one is hiredis async on the loop's event_base (link_hiredis.cpp);
+// unit tests plug in a fake that records what was sent and feeds replies
+// parsed from RESP bytes by hiredis's own reader.
+#pragma once
+
+#include <stddef.h>
+
+struct redisReply;
+
+namespace edgelock
+{
+
+struct Connection;
+
+struct LinkOps {
+    // Start connecting to conn->url. Later the link calls conn_link_connected()
+    // once, then conn_link_down() if the link drops. False: failed at once
+    // (nothing will be called).
+    bool (*open)(Connection *conn);
+    // Queue bytes of one command; its reply comes through conn_link_reply()
+    // with privdata, in order. False: not sent (no reply will come).
+    bool (*send)(Connection *conn, const char *buf, size_t len, void *privdata);
+    // Close now. Every reply still due is delivered as NULL from inside this
+    // call; no conn_link_connected()/conn_link_down() follows.
+    void (*close)(Connection *conn);
+    // Write what is buffered for the socket now, best effort (at shutdown).
+    void (*flush)(Connection *conn);
+};
+
+// hiredis async over libevent.
+extern const LinkOps kHiredisLink;
+
+// Called by a link implementation.
+void conn_link_connected(Connection *conn, bool ok, const char *err);
+void conn_link_down(Connection *conn, const char *err);
+void conn_link_reply(Connection *conn, struct redisReply *reply, void *privdata);
+
+} // namespace edgelock

@@ -1,0 +1,102 @@
+// The hiredis link: one redisAsyncContext on the loop's event_base.
+//
+// Ownership rule: conn->link is cleared *before* redisAsyncFree(), so the
+// connect and disconnect callbacks hiredis runs from inside the free recognise
+// a context that is no longer current and do nothing; pending command callbacks
+// still run (with a NULL reply) so their commands complete.
+#include <hiredis/adapters/libevent.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+#include "event/loop.hpp"
+#include "port.h"
+#include "redis/connection.hpp"
+#include "redis/link.hpp"
+
+namespace edgelock
+{
+
+static Connection *current(const redisAsyncContext *ac)
+{
+    auto *conn = static_cast<Connection *>(ac->data);
+    return conn && conn->link == ac ? conn : nullptr;
+}
+
+static void connect_cb(const redisAsyncContext *ac, int status)
+{
+    Connection *conn = current(ac);
+    if (!conn)
+        return;
+    if (status != REDIS_OK)
+        conn->link = nullptr; // hiredis frees the context after this callback
+    conn_link_connected(conn, status == REDIS_OK, ac->errstr);
+}
+
+static void disconnect_cb(const redisAsyncContext *ac, int)
+{
+    Connection *conn = current(ac);
+    if (!conn)
+        return;
+    conn->link = nullptr;
+    conn_link_down(conn, ac->errstr);
+}
+
+static void reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    auto *conn = static_cast<Connection *>(ac->data);
+    if (conn)
+        conn_link_reply(conn, static_cast<redisReply *>(reply), privdata);
+}
+
+static bool open(Connection *conn)
+{
+    redisAsyncContext *ac = redisAsyncConnect(conn->url->host, conn->url->port);
+    if (!ac || ac->err) {
+        edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect failed: %s", conn->role,
+                          ac ? ac->errstr : "out of memory");
+        if (ac)
+            redisAsyncFree(ac);
+        return false;
+    }
+    ac->data = conn;
+    conn->link = ac;
+    bool ok = redisLibeventAttach(ac, conn->loop->base) == REDIS_OK;
+    ok = ok && redisAsyncSetConnectCallback(ac, connect_cb) == REDIS_OK;
+    ok = ok && redisAsyncSetDisconnectCallback(ac, disconnect_cb) == REDIS_OK;
+    if (!ok) {
+        conn->link = nullptr;
+        redisAsyncFree(ac);
+    }
+    return ok;
+}
+
+static bool send(Connection *conn, const char *buf, size_t len, void *privdata)
+{
+    auto *ac = static_cast<redisAsyncContext *>(conn->link);
+    return ac && redisAsyncFormattedCommand(ac, reply_cb, privdata, buf, len) == REDIS_OK;
+}
+
+static void close(Connection *conn)
+{
+    auto *ac = static_cast<redisAsyncContext *>(conn->link);
+    conn->link = nullptr;
+    if (ac)
+        redisAsyncFree(ac);
+}
+
+static void flush(Connection *conn)
+{
+    auto *ac = static_cast<redisAsyncContext *>(conn->link);
+    if (!ac)
+        return;
+    // The socket is non-blocking: a few rounds write a small buffer whole; a
+    // full socket buffer is left to the close (best effort by design).
+    int done = 0;
+    for (int i = 0; i < 16 && !done; i++)
+        if (redisBufferWrite(&ac->c, &done) != REDIS_OK)
+            break;
+}
+
+const LinkOps kHiredisLink = {open, send, close, flush};
+
+} // namespace edgelock

@@ -1,0 +1,263 @@
+// The command queue (queue.hpp).
+#include "redis/queue.hpp"
+
+#include <hiredis/hiredis.h>
+#include <string.h>
+
+#include "base/time.hpp"
+#include "port.h"
+#include "redis/connection.hpp"
+#include "redis/resp.hpp"
+
+namespace edgelock
+{
+
+// The privdata of fire-and-forget commands (script reloads): slot 0xffff,
+// which no queue has (max 0xffff slots).
+static void *const kNoCommand = reinterpret_cast<void *>((uintptr_t)0xffffu);
+
+// Connection privdata: slot index and the low 16 bits of its generation, so a
+// late reply for a slot that was completed and reused is recognised (32-bit safe).
+static void *to_privdata(uint64_t id)
+{
+    return reinterpret_cast<void *>((uintptr_t)(id_index(id) | (id_gen(id) & 0xffffu) << 16));
+}
+
+static Command *from_privdata(CommandQueue *q, void *p, uint32_t *index)
+{
+    uintptr_t v = reinterpret_cast<uintptr_t>(p);
+    uint32_t i = (uint32_t)(v & 0xffffu);
+    Command *cmd = q->cmds.get(i);
+    if (!cmd || (id_gen(q->cmds.id_of(i)) & 0xffffu) != ((v >> 16) & 0xffffu))
+        return nullptr;
+    *index = i;
+    return cmd;
+}
+
+static void timer_fired(void *arg);
+
+bool queue_init(CommandQueue *q, FixedTable<Command>::Slot *storage, uint32_t capacity, char *buf,
+                uint32_t buf_len, Connection *conn, Loop *loop, uint32_t timeout_ms, const QueueHooks &hooks)
+{
+    EDGELOCK_ASSERT(capacity <= 0xffff);
+    q->cmds.init(storage, capacity);
+    q->conn = conn;
+    q->loop = loop;
+    q->hooks = hooks;
+    q->buf = buf;
+    q->buf_len = buf_len;
+    q->timeout_ms = timeout_ms;
+    q->send_head = q->send_tail = kNoIndex;
+    q->timer_at = kForever;
+    return timer_init(&q->timer, loop, timer_fired, q);
+}
+
+void queue_fini(CommandQueue *q)
+{
+    timer_fini(&q->timer);
+}
+
+Command *queue_new(CommandQueue *q, CommandDoneFn done, uint64_t *id_out)
+{
+    if (q->closed)
+        return nullptr;
+    uint32_t i;
+    Command *cmd = q->cmds.alloc(&i);
+    if (!cmd)
+        return nullptr;
+    cmd->state = CmdState::Queued;
+    cmd->done = done;
+    cmd->next = kNoIndex;
+    uint64_t now = loop_now(q->loop);
+    cmd->deadline_ms = add_ms(now, q->timeout_ms);
+    // Redis has been unreachable for a whole command timeout already: do not
+    // make this caller wait another one. Due now, so it completes (with
+    // CONNECTION) from the timer, never from inside the call that made it.
+    const Connection *conn = q->conn;
+    if (!conn_ready(conn) && conn->down_since_ms && now - conn->down_since_ms >= q->timeout_ms)
+        cmd->deadline_ms = now;
+    *id_out = q->cmds.id_of(i);
+    return cmd;
+}
+
+Command *queue_get(CommandQueue *q, uint64_t id)
+{
+    return q->cmds.get_id(id);
+}
+
+static void unlink_queued(CommandQueue *q, uint32_t index)
+{
+    uint32_t prev = kNoIndex;
+    for (uint32_t i = q->send_head; i != kNoIndex; prev = i, i = q->cmds.get(i)->next) {
+        if (i != index)
+            continue;
+        uint32_t next = q->cmds.get(i)->next;
+        if (prev == kNoIndex)
+            q->send_head = next;
+        else
+            q->cmds.get(prev)->next = next;
+        if (q->send_tail == index)
+            q->send_tail = prev;
+        return;
+    }
+}
+
+// Release the slot first, then complete a copy: the done function may call
+// the user, who may start further calls that want this very slot.
+static void complete(CommandQueue *q, uint32_t index, redisReply *reply, edgelock_status st)
+{
+    Command *slot = q->cmds.get(index);
+    uint64_t id = q->cmds.id_of(index);
+    Command cmd = *slot;
+    if (cmd.state == CmdState::Queued)
+        unlink_queued(q, index);
+    q->cmds.release(index);
+    if (q->hooks.retired)
+        q->hooks.retired(q->hooks.ctx, &cmd);
+    cmd.done(q->hooks.ctx, &cmd, id, reply, st);
+    if (!q->closed && q->hooks.slot_freed)
+        q->hooks.slot_freed(q->hooks.ctx);
+}
+
+static bool send(CommandQueue *q, uint32_t index)
+{
+    Command *cmd = q->cmds.get(index);
+    uint64_t id = q->cmds.id_of(index);
+    RespCommand rc(q->buf, q->buf_len);
+    const char *buf;
+    size_t len;
+    if (!q->hooks.format(q->hooks.ctx, cmd, id, rc) || !rc.finish(&buf, &len)) {
+        edgelock_port_log(EDGELOCK_LOG_ERROR, "command could not be formatted");
+        complete(q, index, nullptr, EDGELOCK_ERR_INVALID_ARG);
+        return false;
+    }
+    if (!conn_send(q->conn, buf, len, to_privdata(id))) {
+        complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
+        return false;
+    }
+    cmd->state = CmdState::Sent;
+    cmd->sent_ms = loop_now(q->loop);
+    if (q->hooks.sent)
+        q->hooks.sent(q->hooks.ctx, cmd);
+    return true;
+}
+
+// Fire-and-forget SCRIPT LOAD after NOSCRIPT; its reply is ignored.
+static void reload_script(CommandQueue *q, const Command *cmd)
+{
+    RespCommand rc(q->buf, q->buf_len);
+    const char *buf;
+    size_t len;
+    if (q->hooks.reload && conn_ready(q->conn) && q->hooks.reload(q->hooks.ctx, cmd, rc) &&
+        rc.finish(&buf, &len))
+        conn_send(q->conn, buf, len, kNoCommand);
+}
+
+void queue_on_reply(void *queue, redisReply *reply, void *privdata)
+{
+    auto *q = static_cast<CommandQueue *>(queue);
+    uint32_t index;
+    Command *cmd = from_privdata(q, privdata, &index);
+    if (!cmd || cmd->state != CmdState::Sent)
+        return; // completed already (timeout), or a reload's reply
+    if (!reply) {
+        complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
+        return;
+    }
+    if (reply->type == REDIS_REPLY_ERROR && !cmd->eval_fallback && strncmp(reply->str, "NOSCRIPT", 8) == 0) {
+        // The server lost our scripts (restart, SCRIPT FLUSH): send the body,
+        // and load the script again so later calls are one EVALSHA again.
+        cmd->eval_fallback = true;
+        reload_script(q, cmd);
+        if (conn_ready(q->conn))
+            send(q, index);
+        else
+            complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
+        return;
+    }
+    complete(q, index, reply, reply->type == REDIS_REPLY_ERROR ? EDGELOCK_ERR_REDIS : EDGELOCK_OK);
+}
+
+static void arm_timer(CommandQueue *q, uint64_t deadline)
+{
+    if (deadline >= q->timer_at)
+        return;
+    uint64_t now = loop_now(q->loop);
+    q->timer_at = deadline;
+    timer_arm(&q->timer, deadline > now ? deadline - now : 0);
+}
+
+void queue_submit(CommandQueue *q, uint64_t id)
+{
+    uint32_t index = id_index(id);
+    Command *cmd = q->cmds.get(index);
+    arm_timer(q, cmd->deadline_ms);
+    if (q->send_head == kNoIndex && conn_ready(q->conn)) {
+        send(q, index);
+        return;
+    }
+    if (q->send_tail == kNoIndex)
+        q->send_head = index;
+    else
+        q->cmds.get(q->send_tail)->next = index;
+    q->send_tail = index;
+    queue_flush(q);
+}
+
+void queue_flush(CommandQueue *q)
+{
+    while (q->send_head != kNoIndex && conn_ready(q->conn) && !q->closed) {
+        uint32_t index = q->send_head;
+        Command *cmd = q->cmds.get(index);
+        q->send_head = cmd->next;
+        if (q->send_head == kNoIndex)
+            q->send_tail = kNoIndex;
+        cmd->next = kNoIndex;
+        send(q, index); // marks it Sent, or completes it on failure
+    }
+}
+
+void queue_fail_all(CommandQueue *q, edgelock_status st)
+{
+    for (uint32_t i = 0; i < q->cmds.capacity(); i++)
+        if (q->cmds.get(i))
+            complete(q, i, nullptr, st);
+    q->send_head = q->send_tail = kNoIndex;
+    timer_cancel(&q->timer);
+    q->timer_at = kForever;
+}
+
+static void timer_fired(void *arg)
+{
+    auto *q = static_cast<CommandQueue *>(arg);
+    q->timer_at = kForever;
+    uint64_t now = loop_now(q->loop);
+    bool sent_expired = false;
+    for (uint32_t i = 0; i < q->cmds.capacity() && !q->closed; i++) {
+        Command *cmd = q->cmds.get(i);
+        if (!cmd || cmd->deadline_ms > now)
+            continue;
+        bool sent = cmd->state == CmdState::Sent;
+        sent_expired |= sent;
+        // Never sent: Redis was unreachable all along. Sent: it did not answer.
+        complete(q, i, nullptr, sent ? EDGELOCK_ERR_TIMEOUT : EDGELOCK_ERR_CONNECTION);
+    }
+    if (q->closed)
+        return;
+    // A reply that never came leaves the connection's reply order unknowable:
+    // drop it; every other command on it completes, and we reconnect.
+    if (sent_expired && q->conn->state != ConnState::Down) {
+        edgelock_port_log(EDGELOCK_LOG_WARN, "command timed out; dropping the connection");
+        conn_drop(q->conn);
+    }
+    uint64_t next = kForever;
+    for (uint32_t i = 0; i < q->cmds.capacity(); i++) {
+        Command *cmd = q->cmds.get(i);
+        if (cmd && cmd->deadline_ms < next)
+            next = cmd->deadline_ms;
+    }
+    if (next != kForever)
+        arm_timer(q, next);
+}
+
+} // namespace edgelock

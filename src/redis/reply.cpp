@@ -1,0 +1,39 @@
+#include "redis/reply.hpp"
+
+#include <hiredis/hiredis.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace edgelock
+{
+
+bool reply_integer(const redisReply *r, int64_t *out)
+{
+    if (r->type == REDIS_REPLY_INTEGER) {
+        *out = (int64_t)r->integer;
+        return true;
+    }
+    if (r->type == REDIS_REPLY_NIL) {
+        *out = 0;
+        return true;
+    }
+    if (r->type == REDIS_REPLY_STRING && r->len > 0 && r->len < 21) {
+        char buf[24];
+        memcpy(buf, r->str, r->len);
+        buf[r->len] = 0;
+        char *end;
+        long long v = strtoll(buf, &end, 10);
+        if (*end == 0) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool reply_is_text(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS;
+}
+
+} // namespace edgelock

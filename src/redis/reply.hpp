@@ -1,0 +1,16 @@
+// Reading values out of hiredis replies.
+#pragma once
+
+#include <stdint.h>
+
+struct redisReply;
+
+namespace edgelock
+{
+
+// An integer, a nil (0) or a bulk string of decimal digits. False otherwise.
+bool reply_integer(const struct redisReply *r, int64_t *out);
+// A bulk string or a status.
+bool reply_is_text(const struct redisReply *r);
+
+} // namespace edgelock

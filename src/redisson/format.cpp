@@ -1,0 +1,343 @@
+// How each command is spelled on the wire, per lock kind: which script, which
+// KEYS and ARGV (REDISSON-PROTOCOL.md; each script's header comment has the
+// same list). Formatted at send time into the client's one command buffer.
+#include "redisson/format.hpp"
+
+#include "port.h"
+#include "redis/resp.hpp"
+#include "redisson/names.hpp"
+
+namespace edgelock
+{
+
+static const char kPublish[] = "publish";
+
+namespace
+{
+
+void key(RespCommand &rc, const LockRef &l)
+{
+    rc.arg(l.name, l.len);
+}
+
+void prefixed(RespCommand &rc, const LockRef &l, const char *prefix)
+{
+    write_prefix_name(rc.begin_arg(), prefix, l.name, l.len);
+    rc.end_arg();
+}
+
+bool is_rw(const LockRef &l)
+{
+    return l.kind == EDGELOCK_READ || l.kind == EDGELOCK_WRITE;
+}
+
+// The channel a release publishes on (and, but for fair locks, waiters listen to).
+void channel(RespCommand &rc, const LockRef &l)
+{
+    prefixed(rc, l, is_rw(l) ? kRwChannelPrefix : kLockChannelPrefix);
+}
+
+void write_owner_field(Writer &w, const ClientProtocol &p, const LockRef &l, uint64_t owner)
+{
+    write_owner(w, p.client_id, owner);
+    if (l.kind == EDGELOCK_WRITE)
+        w.str(kWriteSuffix);
+}
+
+void owner_arg(RespCommand &rc, const ClientProtocol &p, const LockRef &l, uint64_t owner)
+{
+    write_owner_field(rc.begin_arg(), p, l, owner);
+    rc.end_arg();
+}
+
+// A writer's field is "<owner field>:write" whatever the handle's kind.
+void writer_arg(RespCommand &rc, const ClientProtocol &p, uint64_t owner)
+{
+    Writer &w = rc.begin_arg();
+    write_owner(w, p.client_id, owner);
+    w.str(kWriteSuffix);
+    rc.end_arg();
+}
+
+// suffix_name(name, owner field) + ":rwlock_timeout": prefix of a reader's
+// per-hold timeout keys.
+void timeout_prefix(RespCommand &rc, const ClientProtocol &p, const LockRef &l, uint64_t owner)
+{
+    char field[kMaxOwnerLen + 8];
+    Writer f(field, sizeof(field));
+    write_owner(f, p.client_id, owner);
+    Writer &w = rc.begin_arg();
+    write_suffix_name(w, l.name, l.len, field, f.len);
+    w.str(":rwlock_timeout");
+    rc.end_arg();
+}
+
+// Prefix of every holder's timeout keys: "{name}" (or "name" with a brace), to
+// which the read-release script appends ":<owner field>:rwlock_timeout".
+void key_prefix(RespCommand &rc, const LockRef &l)
+{
+    Writer &w = rc.begin_arg();
+    write_suffix_name(w, l.name, l.len, "", 0);
+    if (w.len > 0)
+        w.len--; // drop the ':' suffix_name added before the empty suffix
+    rc.end_arg();
+}
+
+void latch(RespCommand &rc, const LockRef &l, const LockOpArgs &a)
+{
+    static const char hex[] = "0123456789abcdef";
+    Writer &w = rc.begin_arg();
+    write_prefix_name(w, kUnlockLatchPrefix, l.name, l.len);
+    char id[33];
+    for (int i = 0; i < 16; i++) {
+        id[2 * i] = hex[a.request_id[i] >> 4];
+        id[2 * i + 1] = hex[a.request_id[i] & 15];
+    }
+    w.bytes(":", 1);
+    w.bytes(id, 32);
+    rc.end_arg();
+}
+
+void script(RespCommand &rc, const LockOpArgs &a, ScriptId id, uint32_t nkeys)
+{
+    const Script &s = kScripts[id];
+    if (a.eval) {
+        rc.arg("EVAL");
+        rc.arg(s.text, s.len);
+    } else {
+        rc.arg("EVALSHA");
+        rc.arg(s.sha1, 40);
+    }
+    rc.arg_u64(nkeys);
+}
+
+void acquire(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, const LockRef &l)
+{
+    switch (l.kind) {
+    case EDGELOCK_REENTRANT:
+        script(rc, a, kScriptAcquire, 1);
+        key(rc, l);
+        rc.arg_i64(a.lease_ms);
+        owner_arg(rc, p, l, a.owner);
+        break;
+    case EDGELOCK_FENCED:
+        script(rc, a, kScriptFencedAcquire, 2);
+        key(rc, l);
+        prefixed(rc, l, kLockTokenPrefix);
+        rc.arg_i64(a.lease_ms);
+        owner_arg(rc, p, l, a.owner);
+        break;
+    case EDGELOCK_FAIR:
+        script(rc, a, kScriptFairAcquire, 3);
+        key(rc, l);
+        prefixed(rc, l, kLockQueuePrefix);
+        prefixed(rc, l, kLockTimeoutPrefix);
+        rc.arg_i64(a.lease_ms);
+        owner_arg(rc, p, l, a.owner);
+        rc.arg_u64(p.fair_wait_ms);
+        rc.arg_i64(edgelock_port_wall_ms());
+        break;
+    case EDGELOCK_READ:
+        script(rc, a, kScriptReadAcquire, 2);
+        key(rc, l);
+        timeout_prefix(rc, p, l, a.owner);
+        rc.arg_i64(a.lease_ms);
+        owner_arg(rc, p, l, a.owner);
+        writer_arg(rc, p, a.owner);
+        break;
+    case EDGELOCK_WRITE:
+        script(rc, a, kScriptWriteAcquire, 1);
+        key(rc, l);
+        rc.arg_i64(a.lease_ms);
+        owner_arg(rc, p, l, a.owner);
+        break;
+    }
+}
+
+void release(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, const LockRef &l)
+{
+    switch (l.kind) {
+    case EDGELOCK_REENTRANT:
+    case EDGELOCK_FENCED:
+        script(rc, a, kScriptRelease, 3);
+        key(rc, l);
+        channel(rc, l);
+        latch(rc, l, a);
+        rc.arg("0");
+        rc.arg_i64(a.lease_ms);
+        owner_arg(rc, p, l, a.owner);
+        rc.arg(kPublish);
+        rc.arg_u64(p.unlock_latch_ttl_ms);
+        break;
+    case EDGELOCK_FAIR:
+        script(rc, a, kScriptFairRelease, 5);
+        key(rc, l);
+        prefixed(rc, l, kLockQueuePrefix);
+        prefixed(rc, l, kLockTimeoutPrefix);
+        channel(rc, l);
+        latch(rc, l, a);
+        rc.arg("0");
+        rc.arg_i64(a.lease_ms);
+        owner_arg(rc, p, l, a.owner);
+        rc.arg_i64(edgelock_port_wall_ms());
+        rc.arg(kPublish);
+        rc.arg_u64(p.unlock_latch_ttl_ms);
+        break;
+    case EDGELOCK_READ:
+        script(rc, a, kScriptReadRelease, 5);
+        key(rc, l);
+        channel(rc, l);
+        timeout_prefix(rc, p, l, a.owner);
+        key_prefix(rc, l);
+        latch(rc, l, a);
+        rc.arg("0");
+        owner_arg(rc, p, l, a.owner);
+        rc.arg(kPublish);
+        rc.arg_u64(p.unlock_latch_ttl_ms);
+        break;
+    case EDGELOCK_WRITE:
+        script(rc, a, kScriptWriteRelease, 3);
+        key(rc, l);
+        channel(rc, l);
+        latch(rc, l, a);
+        rc.arg("1"); // a writer's release wakes every waiter: readers may share
+        rc.arg_i64(a.lease_ms);
+        owner_arg(rc, p, l, a.owner);
+        rc.arg(kPublish);
+        rc.arg_u64(p.unlock_latch_ttl_ms);
+        break;
+    }
+}
+
+void force_release(RespCommand &rc, const LockOpArgs &a, const LockRef &l)
+{
+    if (l.kind == EDGELOCK_FAIR) {
+        script(rc, a, kScriptFairForceRelease, 4);
+        key(rc, l);
+        prefixed(rc, l, kLockQueuePrefix);
+        prefixed(rc, l, kLockTimeoutPrefix);
+        channel(rc, l);
+        rc.arg("0");
+    } else {
+        script(rc, a, kScriptForceRelease, 2);
+        key(rc, l);
+        channel(rc, l);
+        rc.arg(is_rw(l) ? "1" : "0");
+    }
+    rc.arg(kPublish);
+}
+
+} // namespace
+
+void format_renew(RespCommand &rc, const ClientProtocol &p, bool eval, bool read_batch,
+                  const RenewItem *items, uint32_t n)
+{
+    LockOpArgs a = {};
+    a.eval = eval;
+    script(rc, a, read_batch ? kScriptReadRenew : kScriptRenew, n);
+    for (uint32_t k = 0; k < n; k++)
+        key(rc, items[k].lock);
+    rc.arg_u64(p.watchdog_lease_ms);
+    for (uint32_t k = 0; k < n; k++)
+        owner_arg(rc, p, items[k].lock, items[k].owner);
+}
+
+void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, const LockRef &l)
+{
+    switch (a.op) {
+    case LockOp::Acquire: acquire(rc, p, a, l); break;
+    case LockOp::Release: release(rc, p, a, l); break;
+    case LockOp::ForceRelease: force_release(rc, a, l); break;
+    case LockOp::Exists:
+        rc.arg("EXISTS");
+        key(rc, l);
+        break;
+    case LockOp::HoldCount:
+        rc.arg("HGET");
+        key(rc, l);
+        owner_arg(rc, p, l, a.owner);
+        break;
+    case LockOp::Ttl:
+        rc.arg("PTTL");
+        key(rc, l);
+        break;
+    case LockOp::LatchDelete:
+        rc.arg("DEL");
+        latch(rc, l, a);
+        break;
+    case LockOp::Abandon:
+        script(rc, a, kScriptFairAbandon, 4);
+        key(rc, l);
+        prefixed(rc, l, kLockQueuePrefix);
+        prefixed(rc, l, kLockTimeoutPrefix);
+        channel(rc, l);
+        owner_arg(rc, p, l, a.owner);
+        rc.arg_u64(p.fair_wait_ms);
+        rc.arg(kPublish);
+        break;
+    case LockOp::Extend:
+        script(rc, a, l.kind == EDGELOCK_READ ? kScriptReadRenew : kScriptRenew, 1);
+        key(rc, l);
+        rc.arg_i64(a.lease_ms);
+        owner_arg(rc, p, l, a.owner);
+        break;
+    case LockOp::Renew: break; // a batch: format_renew()
+    case LockOp::Info:
+        script(rc, a, kScriptLockInfo, 4);
+        key(rc, l);
+        prefixed(rc, l, kLockQueuePrefix);
+        prefixed(rc, l, kLockTimeoutPrefix);
+        prefixed(rc, l, kLockTokenPrefix);
+        break;
+    }
+}
+
+ScriptId script_of(LockOp op, edgelock_lock_kind kind, bool read_batch)
+{
+    switch (op) {
+    case LockOp::Acquire:
+        switch (kind) {
+        case EDGELOCK_REENTRANT: return kScriptAcquire;
+        case EDGELOCK_FENCED: return kScriptFencedAcquire;
+        case EDGELOCK_FAIR: return kScriptFairAcquire;
+        case EDGELOCK_READ: return kScriptReadAcquire;
+        case EDGELOCK_WRITE: return kScriptWriteAcquire;
+        }
+        break;
+    case LockOp::Release:
+        switch (kind) {
+        case EDGELOCK_REENTRANT:
+        case EDGELOCK_FENCED: return kScriptRelease;
+        case EDGELOCK_FAIR: return kScriptFairRelease;
+        case EDGELOCK_READ: return kScriptReadRelease;
+        case EDGELOCK_WRITE: return kScriptWriteRelease;
+        }
+        break;
+    case LockOp::ForceRelease: return kind == EDGELOCK_FAIR ? kScriptFairForceRelease : kScriptForceRelease;
+    case LockOp::Renew: return read_batch ? kScriptReadRenew : kScriptRenew;
+    case LockOp::Extend: return kind == EDGELOCK_READ ? kScriptReadRenew : kScriptRenew;
+    case LockOp::Abandon: return kScriptFairAbandon;
+    case LockOp::Info: return kScriptLockInfo;
+    default: break;
+    }
+    return kScriptCount;
+}
+
+void format_script_load(RespCommand &rc, ScriptId id)
+{
+    rc.arg("SCRIPT");
+    rc.arg("LOAD");
+    rc.arg(kScripts[id].text, kScripts[id].len);
+}
+
+void write_waiter_channel(Writer &w, const ClientProtocol &p, const LockRef &l, uint64_t owner)
+{
+    bool rw = l.kind == EDGELOCK_READ || l.kind == EDGELOCK_WRITE;
+    write_prefix_name(w, rw ? kRwChannelPrefix : kLockChannelPrefix, l.name, l.len);
+    if (l.kind == EDGELOCK_FAIR) {
+        w.bytes(":", 1);
+        write_owner(w, p.client_id, owner);
+    }
+}
+
+} // namespace edgelock

@@ -1,0 +1,72 @@
+// How each lock operation is spelled on the wire, per lock kind: which script,
+// which KEYS and ARGV (REDISSON-PROTOCOL.md; each script's header comment has
+// the same list), and which channel a waiter listens to. Pure formatting: no
+// state, no I/O.
+#pragma once
+
+#include <stdint.h>
+
+#include "edgelock/edgelock.h"
+#include "redisson/scripts.hpp"
+
+namespace edgelock
+{
+
+class RespCommand;
+struct Writer;
+
+enum class LockOp : uint8_t {
+    Acquire,
+    Release,
+    ForceRelease,
+    Exists,
+    HoldCount,
+    Ttl,
+    Renew,
+    LatchDelete, // drop the unlock latch key after a release
+    Abandon,     // a fair waiter that gave up leaves the queue
+    Extend,      // set the lease of a held lock (MultiLock alignment)
+    Info,        // read-only snapshot (lock_info.lua)
+};
+
+// A lock as the wire sees it: its name and kind.
+struct LockRef {
+    const char *name;
+    uint32_t len;
+    edgelock_lock_kind kind;
+};
+
+// What a client puts in every command: its id and configured times.
+struct ClientProtocol {
+    const char *client_id;
+    uint32_t fair_wait_ms;
+    uint32_t unlock_latch_ttl_ms;
+    uint32_t watchdog_lease_ms;
+};
+
+struct LockOpArgs {
+    LockOp op;
+    bool eval; // send the script body (EVAL) instead of EVALSHA
+    uint64_t owner;
+    int64_t lease_ms;
+    const uint8_t *request_id; // 16 bytes: the unlock latch (Release, LatchDelete)
+};
+
+// One hold in a renewal batch.
+struct RenewItem {
+    LockRef lock;
+    uint64_t owner;
+};
+
+void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, const LockRef &l);
+// One renewal script call for n holds (read holds use their own script).
+void format_renew(RespCommand &rc, const ClientProtocol &p, bool eval, bool read_batch,
+                  const RenewItem *items, uint32_t n);
+// The script an operation runs, or kScriptCount for a plain command.
+ScriptId script_of(LockOp op, edgelock_lock_kind kind, bool read_batch);
+void format_script_load(RespCommand &rc, ScriptId id);
+// The channel a waiter of this lock listens to: the lock's own channel, the
+// read-write lock's, or for a fair lock the waiter's private one.
+void write_waiter_channel(Writer &w, const ClientProtocol &p, const LockRef &l, uint64_t owner);
+
+} // namespace edgelock

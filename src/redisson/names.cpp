@@ -1,0 +1,60 @@
+#include "redisson/names.hpp"
+
+#include <string.h>
+
+namespace edgelock
+{
+
+const char kLockChannelPrefix[] = "redisson_lock__channel";
+const char kUnlockLatchPrefix[] = "redisson_unlock_latch";
+const char kLockQueuePrefix[] = "redisson_lock_queue";
+const char kLockTimeoutPrefix[] = "redisson_lock_timeout";
+const char kLockTokenPrefix[] = "redisson_lock_token";
+const char kRwChannelPrefix[] = "redisson_rwlock";
+const char kWriteSuffix[] = ":write";
+const char kUnlockMessage[] = "0";
+
+bool contains_brace(const void *name, size_t len)
+{
+    return memchr(name, '{', len) != nullptr;
+}
+
+void write_prefix_name(Writer &w, const char *prefix, const void *name, size_t len)
+{
+    w.str(prefix);
+    if (contains_brace(name, len)) {
+        w.bytes(":", 1);
+        w.bytes(name, len);
+    } else {
+        w.bytes(":{", 2);
+        w.bytes(name, len);
+        w.bytes("}", 1);
+    }
+}
+
+void write_suffix_name(Writer &w, const void *name, size_t len, const void *suffix, size_t suffix_len)
+{
+    if (contains_brace(name, len)) {
+        w.bytes(name, len);
+    } else {
+        w.bytes("{", 1);
+        w.bytes(name, len);
+        w.bytes("}", 1);
+    }
+    w.bytes(":", 1);
+    w.bytes(suffix, suffix_len);
+}
+
+void write_owner(Writer &w, const char *client_id, uint64_t owner)
+{
+    w.str(client_id);
+    w.bytes(":", 1);
+    w.u64(owner);
+}
+
+size_t channel_len(size_t name_len)
+{
+    return sizeof(kLockChannelPrefix) - 1 + 3 + name_len + 1 + kMaxOwnerLen;
+}
+
+} // namespace edgelock
