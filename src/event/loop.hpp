@@ -22,11 +22,11 @@ struct Timer;
 using TimerFn = void (*)(void *arg);
 
 struct LoopOps {
-    uint64_t (*now_ms)(Loop *loop);      // monotonic; only differences matter
-    bool (*timer_init)(Timer *t);        // allocate what the timer needs; false: no memory
+    uint64_t (*now_ms)(Loop *loop);                 // monotonic; only differences matter
+    bool (*timer_init)(Timer *t);                   // allocate what the timer needs; false: no memory
     void (*timer_arm)(Timer *t, uint64_t delay_ms); // (re)arm: fires once after delay_ms
-    void (*timer_cancel)(Timer *t);      // no-op when not armed
-    void (*timer_fini)(Timer *t);        // cancel and release
+    void (*timer_cancel)(Timer *t);                 // no-op when not armed
+    void (*timer_fini)(Timer *t);                   // cancel and release
 };
 
 struct Loop {

@@ -242,7 +242,7 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
             event_base_free(loop.base);
         return nullptr;
     }
-    memset(c, 0, sizeof(*c));
+    *c = Client();
     c->cfg = *cfg;
     c->cfg.url = nullptr; // parsed; the caller's string need not outlive the call
     c->cfg.client_id = nullptr;

@@ -25,7 +25,7 @@ struct Hold {
 
 Hold *hold_find(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index);
 Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index);
-void hold_unpin(Client *c, uint32_t index);          // pending--, free when idle
+void hold_unpin(Client *c, uint32_t index);           // pending--, free when idle
 void hold_release_if_idle(Client *c, uint32_t index); // free when nothing refers to it
 bool hold_active(const Hold *h, uint64_t now);
 // Redis confirmed an acquire sent at sent_ms. True when the watchdog must run.

@@ -20,9 +20,9 @@ enum class ConnState : uint8_t { Down, Connecting, Ready };
 
 struct ConnHooks {
     void *ctx;
-    void (*ready)(void *ctx);                    // setup done: commands may go out
-    void (*down)(void *ctx);                     // dropped (never called at close)
-    bool (*setup)(void *ctx, Connection *conn);  // add setup commands (conn_send_setup); may be null
+    void (*ready)(void *ctx);                   // setup done: commands may go out
+    void (*down)(void *ctx);                    // dropped (never called at close)
+    bool (*setup)(void *ctx, Connection *conn); // add setup commands (conn_send_setup); may be null
     void (*reply)(void *ctx, struct redisReply *reply, void *privdata); // NULL reply: dropped
 };
 
@@ -51,7 +51,8 @@ struct Connection {
 };
 
 // False when the timer cannot be had (no memory).
-bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfig &cfg, const ConnHooks &hooks);
+bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfig &cfg,
+               const ConnHooks &hooks);
 void conn_fini(Connection *conn);
 void conn_start(Connection *conn);
 void conn_drop(Connection *conn);         // close now and reconnect later; replies due come as NULL

@@ -52,9 +52,9 @@ struct QueueHooks {
     bool (*format)(void *ctx, const Command *cmd, uint64_t id, RespCommand &rc);
     // The command that loads cmd's script again after NOSCRIPT; false: none.
     bool (*reload)(void *ctx, const Command *cmd, RespCommand &rc);
-    void (*sent)(void *ctx, Command *cmd);           // its bytes are on the wire (may be null)
-    void (*retired)(void *ctx, const Command *cmd);  // its slot was freed, before done (may be null)
-    void (*slot_freed)(void *ctx);                   // after done: a slot is free (may be null)
+    void (*sent)(void *ctx, Command *cmd);          // its bytes are on the wire (may be null)
+    void (*retired)(void *ctx, const Command *cmd); // its slot was freed, before done (may be null)
+    void (*slot_freed)(void *ctx);                  // after done: a slot is free (may be null)
 };
 
 struct CommandQueue {

@@ -1,0 +1,311 @@
+// The engine on the fake clock and the fake link (fake/fake_engine.hpp): waiter
+// timeouts, the watchdog's period and batches, lock loss and reconnect backoff,
+// run without Redis and without sleeping. Replies are real RESP bytes, parsed
+// by hiredis's reader; what the client sends is checked as RESP arguments.
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "fake/fake_engine.hpp"
+#include "locks/acquire.hpp"
+#include "locks/client.hpp"
+#include "locks/handles.hpp"
+#include "locks/release.hpp"
+#include "redisson/scripts.hpp"
+
+using namespace edgelock;
+
+namespace
+{
+
+struct Result {
+    int calls = 0;
+    edgelock_status st = EDGELOCK_OK;
+    int64_t value = 0;
+};
+
+void record(edgelock_client *, edgelock_lock, edgelock_status st, int64_t value, void *user)
+{
+    auto *r = static_cast<Result *>(user);
+    r->calls++;
+    r->st = st;
+    r->value = value;
+}
+
+struct Lost {
+    int calls = 0;
+    uint64_t owner = 0;
+};
+
+void on_lost(edgelock_client *, edgelock_lock, uint64_t owner, void *user)
+{
+    auto *l = static_cast<Lost *>(user);
+    l->calls++;
+    l->owner = owner;
+}
+
+// One client on the fake loop and link, both connections up.
+struct Harness {
+    FakeLoop loop;
+    FakeLink link;
+    Client *c = nullptr;
+    Lost lost;
+
+    explicit Harness(void (*tweak)(edgelock_config *) = nullptr, bool connect = true)
+    {
+        link.clock = &loop;
+        edgelock_config cfg;
+        edgelock_config_init(&cfg);
+        cfg.url = "redis://fake:1";
+        cfg.client_id = "unit";
+        cfg.on_lock_lost = on_lost;
+        cfg.on_lock_lost_user = &lost;
+        if (tweak)
+            tweak(&cfg);
+        edgelock_status st;
+        c = client_create(&cfg, loop.loop, false, &FakeLink::ops, &st);
+        if (!c)
+            return;
+        client_start(c);
+        if (connect) {
+            link.accept(&c->cmd_conn);
+            link.accept(&c->sub_conn);
+        }
+    }
+    ~Harness()
+    {
+        if (c)
+            client_destroy(c);
+    }
+    FakeLink::Conn &cmd() { return link.of(&c->cmd_conn); }
+    FakeLink::Conn &sub() { return link.of(&c->sub_conn); }
+    std::vector<std::string> last_cmd() { return resp_args(cmd().log.back()); }
+    edgelock_lock lock(const char *name, edgelock_lock_kind kind = EDGELOCK_REENTRANT)
+    {
+        edgelock_lock lk = {0};
+        lock_new(c, kind, name, strlen(name), &lk);
+        return lk;
+    }
+    void reply(const std::string &resp) { link.reply(&c->cmd_conn, resp); }
+};
+
+const char kNil[] = "$-1\r\n";
+
+std::string subscribed(const std::string &channel)
+{
+    return resp_array({resp_bulk("subscribe"), resp_bulk(channel), ":1\r\n"});
+}
+
+std::string renew_reply(size_t n, size_t zero_at = SIZE_MAX)
+{
+    std::string out = "*" + std::to_string(n) + "\r\n";
+    for (size_t i = 0; i < n; i++)
+        out += i == zero_at ? ":0\r\n" : ":1\r\n";
+    return out;
+}
+
+} // namespace
+
+TEST_CASE(an_acquire_goes_out_as_evalsha_of_the_lock_script)
+{
+    Harness h;
+    REQUIRE(h.c);
+    // Setup on the command connection: every preloaded script, nothing else.
+    REQUIRE(h.cmd().log.size() == (size_t)kScriptPreloadCount);
+    CHECK(resp_args(h.cmd().log[0])[0] == "SCRIPT");
+    edgelock_lock lk = h.lock("fw");
+    Result r;
+    CHECK_ST(acquire_start(h.c, lk, 7, 0, 10000, record, &r), EDGELOCK_OK);
+    std::vector<std::string> a = h.last_cmd();
+    REQUIRE(a.size() == 6);
+    CHECK(a[0] == "EVALSHA");
+    CHECK(a[1] == kScripts[kScriptAcquire].sha1);
+    CHECK(a[2] == "1");
+    CHECK(a[3] == "fw");
+    CHECK(a[4] == "10000");
+    CHECK(a[5] == "unit:7");
+    CHECK_EQ(r.calls, 0); // never from inside the call
+    h.reply(kNil);
+    CHECK_EQ(r.calls, 1);
+    CHECK_ST(r.st, EDGELOCK_OK);
+}
+
+TEST_CASE(a_waiter_times_out_at_its_deadline_and_leaves_nothing_behind)
+{
+    Harness h;
+    edgelock_lock lk = h.lock("busy");
+    Result r;
+    CHECK_ST(acquire_start(h.c, lk, 7, 5000, 10000, record, &r), EDGELOCK_OK);
+    h.reply(":30000\r\n"); // held elsewhere for 30 s more
+    // It subscribes to the lock's channel, then tries once more (an unlock
+    // between the first attempt and the subscription would be missed).
+    std::vector<std::string> s = resp_args(h.sub().log.back());
+    REQUIRE(s.size() == 2);
+    CHECK(s[0] == "SUBSCRIBE");
+    CHECK(s[1] == "redisson_lock__channel:{busy}");
+    size_t sent = h.cmd().log.size();
+    h.link.push(&h.c->sub_conn, subscribed(s[1]));
+    CHECK_EQ(h.cmd().log.size(), sent + 1);
+    h.reply(":29990\r\n");
+    // No polling: nothing is sent while it waits, and it ends at its deadline.
+    sent = h.cmd().log.size();
+    h.loop.advance(4990);
+    CHECK_EQ(r.calls, 0);
+    CHECK_EQ(h.cmd().log.size(), sent);
+    h.loop.advance(20);
+    CHECK_EQ(r.calls, 1);
+    CHECK_ST(r.st, EDGELOCK_ERR_WAIT_TIMEOUT);
+    CHECK(resp_args(h.sub().log.back())[0] == "UNSUBSCRIBE");
+    h.link.push(&h.c->sub_conn,
+                resp_array({resp_bulk("unsubscribe"), resp_bulk("redisson_lock__channel:{busy}"), ":0\r\n"}));
+    CHECK_EQ(h.c->waiters.used(), 0);
+    CHECK_EQ(h.c->holds.used(), 0);
+    CHECK_EQ(h.c->pubsub.subs.used(), 0);
+    CHECK_EQ(h.c->queue.cmds.used(), 0);
+}
+
+TEST_CASE(an_unlock_message_wakes_the_oldest_waiter_at_once)
+{
+    Harness h;
+    edgelock_lock lk = h.lock("q");
+    Result first, second;
+    CHECK_ST(acquire_start(h.c, lk, 1, 60000, 10000, record, &first), EDGELOCK_OK);
+    CHECK_ST(acquire_start(h.c, lk, 2, 60000, 10000, record, &second), EDGELOCK_OK);
+    h.reply(":30000\r\n");
+    h.reply(":30000\r\n");
+    h.link.push(&h.c->sub_conn, subscribed("redisson_lock__channel:{q}"));
+    h.reply(":29000\r\n");
+    h.reply(":29000\r\n");
+    size_t sent = h.cmd().log.size();
+    h.link.push(&h.c->sub_conn,
+                resp_array({resp_bulk("message"), resp_bulk("redisson_lock__channel:{q}"), resp_bulk("0")}));
+    REQUIRE(h.cmd().log.size() == sent + 1); // one unlock wakes one waiter
+    CHECK(h.last_cmd()[5] == "unit:1");      // the oldest
+    h.reply(kNil);
+    CHECK_EQ(first.calls, 1);
+    CHECK_ST(first.st, EDGELOCK_OK);
+    CHECK_EQ(second.calls, 0);
+}
+
+static void small_lease(edgelock_config *cfg)
+{
+    cfg->watchdog_lease_ms = 30000;
+    cfg->max_locks = 200;
+    cfg->max_holds = 200;
+    cfg->max_waiters = 200;
+    cfg->max_commands = 300;
+}
+
+TEST_CASE(the_watchdog_renews_every_third_of_the_lease_in_batches_of_100)
+{
+    Harness h(small_lease);
+    std::vector<edgelock_lock> locks;
+    std::vector<Result> results(150);
+    for (int i = 0; i < 150; i++) {
+        std::string name = "wd" + std::to_string(i);
+        locks.push_back(h.lock(name.c_str()));
+        CHECK_ST(acquire_start(h.c, locks.back(), 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &results[i]),
+                 EDGELOCK_OK);
+        h.reply(kNil);
+    }
+    size_t sent = h.cmd().log.size();
+    h.loop.advance(9999);
+    CHECK_EQ(h.cmd().log.size(), sent); // not before a third of the lease
+    h.loop.advance(1);
+    REQUIRE(h.cmd().log.size() == sent + 2); // 150 holds: two script calls
+    std::vector<std::string> a = resp_args(h.cmd().log[sent]);
+    std::vector<std::string> b = resp_args(h.cmd().log[sent + 1]);
+    CHECK(a[0] == "EVALSHA" && a[1] == kScripts[kScriptRenew].sha1);
+    CHECK(a[2] == "100");
+    CHECK(b[2] == "50");
+    CHECK_EQ(a.size(), 3 + 100 + 1 + 100); // keys, lease, owner fields
+    CHECK(a[3 + 100] == "30000");
+    h.reply(renew_reply(100));
+    h.reply(renew_reply(50));
+    CHECK_EQ(h.c->watchdog.renew_calls, 2);
+    h.loop.advance(10000);
+    CHECK_EQ(h.c->watchdog.renew_calls, 4); // and again a third of the lease later
+    h.reply(renew_reply(100));
+    h.reply(renew_reply(50));
+    CHECK_EQ(h.lost.calls, 0);
+}
+
+TEST_CASE(a_renewal_that_finds_the_field_gone_reports_the_loss_once)
+{
+    Harness h(small_lease);
+    edgelock_lock a = h.lock("a"), b = h.lock("b");
+    Result ra, rb;
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &ra);
+    h.reply(kNil);
+    acquire_start(h.c, b, 8, 0, EDGELOCK_LEASE_WATCHDOG, record, &rb);
+    h.reply(kNil);
+    h.loop.advance(10000);
+    h.reply(renew_reply(2, 1)); // b's field is gone
+    CHECK_EQ(h.lost.calls, 1);
+    CHECK_EQ(h.lost.owner, 8);
+    // The owner learns it on unlock, and the marker goes with it.
+    Result u;
+    CHECK_ST(release_start(h.c, b, 8, record, &u), EDGELOCK_ERR_LOST);
+    h.loop.advance(10000);
+    std::vector<std::string> args = h.last_cmd();
+    CHECK(args[2] == "1"); // only a is renewed now
+    h.reply(renew_reply(1));
+    CHECK_EQ(h.lost.calls, 1);
+}
+
+TEST_CASE(a_hold_is_lost_when_no_renewal_is_confirmed_for_a_whole_lease)
+{
+    Harness h(small_lease);
+    edgelock_lock a = h.lock("a");
+    Result r;
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r);
+    h.reply(kNil);
+    h.link.refuse = true; // Redis stays away
+    h.link.drop(&h.c->cmd_conn);
+    h.loop.advance(29999);
+    CHECK_EQ(h.lost.calls, 0);
+    h.loop.advance(1); // the lease Redis enforces is over by now: fail closed
+    CHECK_EQ(h.lost.calls, 1);
+    CHECK_EQ(h.lost.owner, 7);
+}
+
+static void backoff_config(edgelock_config *cfg)
+{
+    cfg->reconnect_min_ms = 100;
+    cfg->reconnect_max_ms = 1000;
+}
+
+TEST_CASE(reconnect_backs_off_doubling_with_jitter_up_to_the_cap)
+{
+    Harness h(backoff_config);
+    h.link.refuse = true; // Redis goes away and stays away
+    h.link.drop(&h.c->cmd_conn);
+    h.link.drop(&h.c->sub_conn);
+    const uint64_t dropped = h.loop.now;
+    h.loop.advance(60000);
+    // Each connection on its own: 100, 200, 400, 800 ms, then the 1000 ms cap,
+    // each plus up to a quarter of jitter.
+    for (FakeLink::Conn *fc : {&h.cmd(), &h.sub()}) {
+        const std::vector<uint64_t> &t = fc->opens;
+        REQUIRE(t.size() > 1 + 6);
+        uint64_t last = dropped;
+        size_t k = 0;
+        for (size_t i = 1; i < t.size(); i++, k++) { // [0]: the first connect, before the drop
+            uint64_t gap = t[i] - last;
+            uint64_t base = k < 4 ? 100u << k : 1000;
+            CHECK(gap >= base);
+            CHECK(gap <= base + base / 4);
+            last = t[i];
+        }
+        CHECK(t.size() - 1 >= 48 && t.size() - 1 <= 62); // about one a second once capped
+    }
+    // And once Redis is back, the next try connects and the delay starts over.
+    h.link.refuse = false;
+    h.loop.advance(h.loop.next_due() - h.loop.now);
+    h.loop.advance(1300);
+    h.link.accept(&h.c->cmd_conn);
+    CHECK(conn_ready(&h.c->cmd_conn));
+    CHECK_EQ(h.c->cmd_conn.backoff_ms, 100);
+}
