@@ -59,16 +59,14 @@ static int64_t effective_lease(const Client *c, int64_t lease_ms)
 // those behind it do not wait out its window (fire and forget).
 static void abandon_fair_queue(Client *c, const Waiter *w)
 {
-    uint64_t id;
-    LockCall *call = call_new(c, LockOp::Abandon, w->lock_id, call_ignore_reply, &id);
-    if (!call)
-        return; // its queue entry lapses after fair_wait_ms
-    call->owner = w->owner;
-    call->unpin_when_sent = true;
-    call_submit(c, id);
+    LockCall call = call_make(LockOp::Abandon, w->lock_id, nullptr);
+    call.owner = w->owner;
+    call.unpin_when_sent = true;
+    call_start(c, call); // when it cannot, its queue entry lapses after fair_wait_ms
 }
 
-static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value = 0)
+// The end of a lock call: OK means acquired by the attempt sent at sent_ms.
+static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value = 0, uint64_t sent_ms = 0)
 {
     Waiter *w = c->waiters.get(index);
     if (st != EDGELOCK_OK && w->attempted && !c->closing && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
@@ -76,7 +74,8 @@ static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value 
     timer_cancel(&c->waiter_timers[index].timer);
     if (w->sub_index != kNoIndex)
         pubsub_leave(&c->pubsub, w->sub_index);
-    hold_unpin(c, w->hold_index);
+    if (hold_settle(c, w->hold_index, st == EDGELOCK_OK, w->lease_ms, sent_ms))
+        watchdog_arm(c);
     lock_get(c, w->lock_id)->refs--;
     if (w->starved)
         c->starved_waiters--;
@@ -107,7 +106,8 @@ static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t dela
         timer_arm(&c->waiter_timers[index].timer, delay_ms);
 }
 
-static void acquire_done(void *ctx, const Command *cmd, uint64_t id, redisReply *reply, edgelock_status st);
+static void acquire_done(Client *c, const LockCall *call, uint64_t id, uint64_t sent_ms, redisReply *reply,
+                         edgelock_status st);
 
 static void attempt(Client *c, uint32_t index)
 {
@@ -118,9 +118,11 @@ static void attempt(Client *c, uint32_t index)
         wait_for(c, index, WaiterState::Waiting, kForever);
         return;
     }
-    uint64_t id;
-    LockCall *call = call_new(c, LockOp::Acquire, w->lock_id, acquire_done, &id);
-    if (!call) {
+    LockCall call = call_make(LockOp::Acquire, w->lock_id, acquire_done);
+    call.owner = w->owner;
+    call.ref = c->waiters.id_of(index);
+    call.lease_ms = effective_lease(c, w->lease_ms);
+    if (!call_start(c, call)) {
         // Command table full: try again as soon as any command completes. The
         // wait timer keeps running so the deadline still holds.
         if (!w->starved)
@@ -136,10 +138,6 @@ static void attempt(Client *c, uint32_t index)
     timer_cancel(&c->waiter_timers[index].timer);
     w->state = WaiterState::Attempting;
     w->attempted = true;
-    call->owner = w->owner;
-    call->ref = c->waiters.id_of(index);
-    call->lease_ms = effective_lease(c, w->lease_ms);
-    call_submit(c, id);
 }
 
 edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t wait_ms,
@@ -231,18 +229,9 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
     wait_for(c, index, WaiterState::Waiting, delay);
 }
 
-static void acquired(Client *c, uint32_t index, uint64_t sent_ms, int64_t value)
+static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sent_ms, redisReply *reply,
+                         edgelock_status st)
 {
-    Waiter *w = c->waiters.get(index);
-    if (hold_acquired(c, w->hold_index, w->lease_ms, sent_ms))
-        watchdog_arm(c);
-    finish(c, index, EDGELOCK_OK, value);
-}
-
-static void acquire_done(void *ctx, const Command *cmd, uint64_t, redisReply *reply, edgelock_status st)
-{
-    auto *c = static_cast<Client *>(ctx);
-    const LockCall *call = call_of(cmd);
     Waiter *w = c->waiters.get_id(call->ref);
     if (!w)
         return; // completed at shutdown
@@ -250,7 +239,7 @@ static void acquire_done(void *ctx, const Command *cmd, uint64_t, redisReply *re
     if (st == EDGELOCK_OK) {
         w->last_error = EDGELOCK_OK;
         if (reply->type == REDIS_REPLY_NIL) {
-            acquired(c, index, cmd->sent_ms, 0);
+            finish(c, index, EDGELOCK_OK, 0, sent_ms);
         } else if (reply->type == REDIS_REPLY_INTEGER) {
             held_elsewhere(c, index, (int64_t)reply->integer);
         } else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
@@ -258,7 +247,7 @@ static void acquire_done(void *ctx, const Command *cmd, uint64_t, redisReply *re
                    reply->element[1]->type == REDIS_REPLY_INTEGER) {
             // Fenced lock: {-1, token} acquired, {pttl, -1} held elsewhere.
             if (reply->element[0]->integer == -1) {
-                acquired(c, index, cmd->sent_ms, (int64_t)reply->element[1]->integer);
+                finish(c, index, EDGELOCK_OK, (int64_t)reply->element[1]->integer, sent_ms);
             } else {
                 held_elsewhere(c, index, (int64_t)reply->element[0]->integer);
             }
@@ -370,9 +359,8 @@ void acquire_retry_all(Client *c)
     }
 }
 
-void acquire_on_command_slot_free(void *client)
+void acquire_on_command_slot_free(Client *c)
 {
-    auto *c = static_cast<Client *>(client);
     if (c->starved_waiters == 0)
         return;
     for (uint32_t i = 0; i < c->waiters.capacity() && !c->queue.cmds.full() && !c->closing; i++) {

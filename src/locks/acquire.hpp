@@ -58,7 +58,7 @@ void acquire_fail_all(Client *c, edgelock_status st);
 void acquire_abandon_fair_all(Client *c); // at shutdown: fair waiters leave their queues
 
 // Hooks, with the Client as ctx.
-void acquire_on_command_slot_free(void *client);              // QueueHooks::slot_freed
+void acquire_on_command_slot_free(Client *c); // a command slot is free: retry one starved waiter
 void acquire_on_subscribed(void *client, uint32_t sub_index); // PubSubHooks::subscribed
 void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_t len); // ::message
 

@@ -5,28 +5,35 @@
 
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
-#include "locks/holds.hpp"
-#include "locks/watchdog.hpp"
-#include "redis/resp.hpp"
 
 namespace edgelock
 {
 
-LockCall *call_new(Client *c, LockOp op, uint64_t lock_id, CommandDoneFn done, uint64_t *id)
+LockCall call_make(LockOp op, uint64_t lock_id, LockCallDoneFn done)
+{
+    LockCall call;
+    memset(&call, 0, sizeof(call));
+    call.op = op;
+    call.lock_id = lock_id;
+    call.done = done;
+    return call;
+}
+
+LockCall *call_new(Client *c, const LockCall &call, uint64_t *id)
 {
     if (c->closing)
         return nullptr;
-    Command *cmd = queue_new(&c->queue, done, id);
+    Command *cmd = queue_new(&c->queue, calls_done, id);
     if (!cmd)
         return nullptr;
-    LockCall *call = call_of(cmd);
-    memset(call, 0, sizeof(*call));
-    call->op = op;
-    call->lock_id = lock_id;
-    call->pins_lock = lock_id != 0;
-    if (lock_id)
-        lock_get(c, lock_id)->refs++;
-    return call;
+    LockCall *slot = call_of(cmd);
+    *slot = call;
+    // A command names its lock until it completes (or, for housekeeping, is
+    // sent): lock_free() is BUSY meanwhile, so the name stays readable.
+    slot->pins_lock = call.lock_id != 0;
+    if (slot->pins_lock)
+        lock_get(c, call.lock_id)->refs++;
+    return slot;
 }
 
 void call_submit(Client *c, uint64_t id)
@@ -34,74 +41,37 @@ void call_submit(Client *c, uint64_t id)
     queue_submit(&c->queue, id);
 }
 
-void call_ignore_reply(void *, const Command *, uint64_t, redisReply *, edgelock_status) {}
-
-// The renewal batch: holds tagged with this command, in the order they were
-// tagged (renew_pos).
-static void format_batch(Client *c, const Command *cmd, uint64_t id, RespCommand &rc)
+bool call_start(Client *c, const LockCall &call)
 {
-    RenewItem items[kRenewBatch];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < c->holds.capacity(); i++) {
-        Hold *h = c->holds.get(i);
-        if (h && h->renewing && h->renew_cmd == id && h->renew_pos < kRenewBatch) {
-            items[h->renew_pos] = RenewItem{lock_ref(c, h->lock_id), h->owner};
-            n++;
-        }
-    }
-    format_renew(rc, c->protocol, cmd->eval_fallback, call_of(cmd)->read_batch, items, n);
-}
-
-bool calls_format(void *client, const Command *cmd, uint64_t id, RespCommand &rc)
-{
-    auto *c = static_cast<Client *>(client);
-    const LockCall *call = call_of(cmd);
-    if (call->op == LockOp::Renew) {
-        format_batch(c, cmd, id, rc);
+    if (c->closing)
+        return false;
+    CommandArgs args;
+    LockCall *slot = reinterpret_cast<LockCall *>(args.bytes);
+    *slot = call;
+    slot->pins_lock = call.lock_id != 0;
+    if (slot->pins_lock)
+        lock_get(c, call.lock_id)->refs++;
+    uint64_t id;
+    if (queue_push(&c->queue, calls_done, args, &id))
         return true;
-    }
-    // An unpinned cleanup re-sent after NOSCRIPT may outlive its lock handle.
-    if (!lock_get(c, call->lock_id))
-        return false;
-    LockOpArgs a;
-    a.op = call->op;
-    a.eval = cmd->eval_fallback;
-    a.owner = call->owner;
-    a.lease_ms = call->lease_ms;
-    a.request_id = call->request_id;
-    format_lock_op(rc, c->protocol, a, lock_ref(c, call->lock_id));
-    return true;
+    if (slot->pins_lock)
+        lock_get(c, call.lock_id)->refs--;
+    return false;
 }
 
-bool calls_reload(void *client, const Command *cmd, RespCommand &rc)
+void calls_done(void *client, const Command *cmd, uint64_t id, redisReply *reply, edgelock_status st)
 {
     auto *c = static_cast<Client *>(client);
     const LockCall *call = call_of(cmd);
-    edgelock_lock_kind kind =
-        call->lock_id && lock_get(c, call->lock_id) ? lock_kind(c, call->lock_id) : EDGELOCK_REENTRANT;
-    ScriptId id = script_of(call->op, kind, call->read_batch);
-    if (id == kScriptCount)
-        return false;
-    format_script_load(rc, id);
-    return true;
-}
-
-// Housekeeping the user did not ask for must not keep lock_free() BUSY once
-// its bytes are on the wire; no caller waits on its lock handle.
-void calls_sent(void *client, Command *cmd)
-{
-    LockCall *call = call_of(cmd);
-    if (call->pins_lock && call->unpin_when_sent) {
-        lock_get(static_cast<Client *>(client), call->lock_id)->refs--;
-        call->pins_lock = false;
-    }
-}
-
-void calls_retired(void *client, const Command *cmd)
-{
-    const LockCall *call = call_of(cmd);
+    // Let go of the handle first: the done function may call the user, who
+    // may free it.
     if (call->pins_lock)
-        lock_get(static_cast<Client *>(client), call->lock_id)->refs--;
+        lock_get(c, call->lock_id)->refs--;
+    if (call->done)
+        call->done(c, call, id, cmd->state == CmdState::Sent ? cmd->sent_ms : 0, reply, st);
+    // A slot is free: a waiter that found the table full may go now.
+    if (c->starved_waiters > 0 && !c->closing)
+        c->on_command_slot_free(c);
 }
 
 } // namespace edgelock

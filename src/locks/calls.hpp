@@ -1,6 +1,8 @@
-// Lock-layer commands: what a lock command carries in its queue slot (LockCall),
-// how it is made (pinning its lock handle), and the queue hooks that turn a
-// LockCall into bytes at send time (redisson/format.hpp).
+// Lock-layer commands: what a lock command carries in its queue slot
+// (LockCall), how it is started (pinning its lock handle), and how it
+// completes: the queue calls calls_done(), which lets go of the handle and
+// calls the LockCall's own done function, set by whoever started it.
+// wire.cpp turns a LockCall into bytes when the queue sends it.
 #pragma once
 
 #include <stdint.h>
@@ -9,10 +11,17 @@
 #include "redis/queue.hpp"
 #include "redisson/format.hpp"
 
+struct redisReply;
+
 namespace edgelock
 {
 
 struct Client;
+struct LockCall;
+
+// id: the command's id; sent_ms: when it went out (0 if never).
+using LockCallDoneFn = void (*)(Client *c, const LockCall *call, uint64_t id, uint64_t sent_ms,
+                                struct redisReply *reply, edgelock_status st);
 
 struct LockCall {
     LockOp op;
@@ -20,6 +29,8 @@ struct LockCall {
     bool pins_lock;       // holds a ref on lock_id (its name is needed to format it)
     bool unpin_when_sent; // housekeeping no caller waits on: the handle may go once sent
     bool cleanup;         // Release: an uncertain acquire's undo; no caller
+    bool force_eval;      // a script not preloaded: always EVAL
+    LockCallDoneFn done;  // null: the outcome is not needed
     uint64_t lock_id;
     uint64_t owner;
     uint64_t ref;     // Acquire: waiter id
@@ -40,19 +51,17 @@ inline const LockCall *call_of(const Command *cmd)
     return reinterpret_cast<const LockCall *>(cmd->args.bytes);
 }
 
-// A fresh command for op on lock_id (0: none) completing through done, its
-// LockCall zeroed but for op and lock_id; null when the table is full or the
-// client closing.
-LockCall *call_new(Client *c, LockOp op, uint64_t lock_id, CommandDoneFn done, uint64_t *id);
+// A LockCall for op on lock_id (0: none), everything else zero.
+LockCall call_make(LockOp op, uint64_t lock_id, LockCallDoneFn done);
+// Start it: sent now when connected, else queued. False when the command
+// table is full or the client closing (nothing changed).
+bool call_start(Client *c, const LockCall &call);
+// In two steps, for the watchdog's batch, whose holds are tagged with the
+// command's id before it goes out.
+LockCall *call_new(Client *c, const LockCall &call, uint64_t *id);
 void call_submit(Client *c, uint64_t id);
-// A done function for housekeeping whose outcome nobody needs.
-void call_ignore_reply(void *ctx, const Command *cmd, uint64_t id, struct redisReply *reply,
-                       edgelock_status st);
 
-// QueueHooks, with the Client as ctx.
-bool calls_format(void *client, const Command *cmd, uint64_t id, RespCommand &rc);
-bool calls_reload(void *client, const Command *cmd, RespCommand &rc);
-void calls_sent(void *client, Command *cmd);
-void calls_retired(void *client, const Command *cmd);
+// The queue's done function for every lock command (ctx: the Client).
+void calls_done(void *client, const Command *cmd, uint64_t id, struct redisReply *reply, edgelock_status st);
 
 } // namespace edgelock

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "locks/calls.hpp"
+#include "locks/wire.hpp"
 #include "redis/resp.hpp"
 #include "redisson/names.hpp"
 #include "redisson/scripts.hpp"
@@ -151,11 +152,6 @@ static bool command_conn_setup(void *ctx, Connection *conn)
     return true;
 }
 
-static void command_conn_reply(void *ctx, struct redisReply *reply, void *privdata)
-{
-    queue_on_reply(&static_cast<Client *>(ctx)->queue, reply, privdata);
-}
-
 static void sub_conn_ready(void *ctx)
 {
     pubsub_on_ready(&static_cast<Client *>(ctx)->pubsub);
@@ -164,11 +160,6 @@ static void sub_conn_ready(void *ctx)
 static void sub_conn_down(void *ctx)
 {
     pubsub_on_down(&static_cast<Client *>(ctx)->pubsub);
-}
-
-static void sub_conn_reply(void *ctx, struct redisReply *reply, void *privdata)
-{
-    pubsub_on_reply(&static_cast<Client *>(ctx)->pubsub, reply, privdata);
 }
 
 static bool build(Client *c, const LinkOps *link)
@@ -204,10 +195,13 @@ static bool build(Client *c, const LinkOps *link)
         !chan_names || !buf || !c->waiter_timers)
         return false;
 
-    const ConnHooks cmd_hooks = {c, command_conn_ready, nullptr, command_conn_setup, command_conn_reply};
-    const ConnHooks sub_hooks = {c, sub_conn_ready, sub_conn_down, nullptr, sub_conn_reply};
-    const QueueHooks queue_hooks = {c,          calls_format,  calls_reload,
-                                    calls_sent, calls_retired, acquire_on_command_slot_free};
+    // Replies go straight to their consumer: commands to the queue, channel
+    // messages to the subscriptions.
+    const ConnHooks cmd_hooks = {c,        command_conn_ready, nullptr, command_conn_setup, queue_on_reply,
+                                 &c->queue};
+    const ConnHooks sub_hooks = {c, sub_conn_ready, sub_conn_down, nullptr, pubsub_on_reply, &c->pubsub};
+    const QueueHooks queue_hooks = {c, wire_format, wire_reload, wire_sent};
+    c->on_command_slot_free = acquire_on_command_slot_free;
     const PubSubHooks pubsub_hooks = {c, acquire_on_subscribed, acquire_on_message};
     ConnConfig cc = {"command", &c->url, cfg.connect_timeout_ms, cfg.reconnect_min_ms, cfg.reconnect_max_ms};
     bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);

@@ -43,7 +43,8 @@ struct Client {
     FixedTable<Waiter> waiters;
     WaiterTimer *waiter_timers;
     uint64_t waiter_seq;
-    uint32_t starved_waiters;
+    uint32_t starved_waiters;                // waiters whose retry found the command table full
+    void (*on_command_slot_free)(Client *c); // acquire.cpp: retry one of them
 
     Connection cmd_conn;
     Connection sub_conn;
@@ -60,6 +61,27 @@ struct Client {
     uint64_t loop_thread_id; // owned loop: the thread running it
     BlockingFace *face;
 };
+
+// ---- reads of the lock table, on every path (inline) ----
+
+// The entry of a live handle id, or null for a stale one.
+inline LockEntry *lock_get(Client *c, uint64_t lock_id)
+{
+    return c->locks.get_id(lock_id);
+}
+
+// A live handle's name and kind, as the wire needs them.
+inline LockRef lock_ref(Client *c, uint64_t lock_id)
+{
+    uint32_t i = id_index(lock_id);
+    const LockEntry *le = c->locks.get(i);
+    return LockRef{c->lock_names + (size_t)i * c->cfg.max_name_len, le->name_len, le->kind};
+}
+
+inline edgelock_lock_kind lock_kind(Client *c, uint64_t lock_id)
+{
+    return lock_get(c, lock_id)->kind;
+}
 
 // Build a client on loop (libevent: loop->base), every table allocated; the
 // connections are not started. link: how connections reach Redis.

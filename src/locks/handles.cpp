@@ -9,23 +9,6 @@
 namespace edgelock
 {
 
-LockEntry *lock_get(Client *c, uint64_t lock_id)
-{
-    return c->locks.get_id(lock_id);
-}
-
-LockRef lock_ref(Client *c, uint64_t lock_id)
-{
-    uint32_t i = id_index(lock_id);
-    const LockEntry *le = c->locks.get(i);
-    return LockRef{c->lock_names + (size_t)i * c->cfg.max_name_len, le->name_len, le->kind};
-}
-
-edgelock_lock_kind lock_kind(Client *c, uint64_t lock_id)
-{
-    return lock_get(c, lock_id)->kind;
-}
-
 static bool valid_kind(edgelock_lock_kind kind)
 {
     switch (kind) {

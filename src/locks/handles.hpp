@@ -20,9 +20,8 @@ struct LockEntry {
     edgelock_lock_kind kind;
 };
 
-LockEntry *lock_get(Client *c, uint64_t lock_id); // null for a stale id
-LockRef lock_ref(Client *c, uint64_t lock_id);    // a live id
-edgelock_lock_kind lock_kind(Client *c, uint64_t lock_id);
+// lock_get(), lock_ref() and lock_kind(), reads of the table, are inline in
+// client.hpp.
 edgelock_status lock_new(Client *c, edgelock_lock_kind kind, const void *name, size_t len,
                          edgelock_lock *out);
 edgelock_status lock_free(Client *c, edgelock_lock lock);

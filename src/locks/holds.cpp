@@ -68,9 +68,8 @@ bool hold_renewable(const Hold *h)
     return h->count > 0 && h->watchdog && !h->lost;
 }
 
-bool hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms)
+static void acquired(Hold *h, int64_t lease_ms, uint64_t sent_ms)
 {
-    Hold *h = c->holds.get(index);
     if (lease_ms == EDGELOCK_LEASE_WATCHDOG) {
         h->watchdog = true;
     } else {
@@ -81,7 +80,18 @@ bool hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms
     h->lease_ms = lease_ms;
     h->count++;
     h->confirmed_ms = sent_ms;
-    return h->watchdog;
+}
+
+bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, uint64_t sent_ms)
+{
+    Hold *h = c->holds.get(index);
+    bool watchdog = false;
+    if (acquired_it) {
+        acquired(h, lease_ms, sent_ms);
+        watchdog = h->watchdog;
+    }
+    hold_unpin(c, index);
+    return watchdog;
 }
 
 void hold_mark_lost(Client *c, uint32_t index)

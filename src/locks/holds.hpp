@@ -28,8 +28,9 @@ Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
 void hold_unpin(Client *c, uint32_t index);           // pending--, free when idle
 void hold_release_if_idle(Client *c, uint32_t index); // free when nothing refers to it
 bool hold_active(const Hold *h, uint64_t now);
-// Redis confirmed an acquire sent at sent_ms. True when the watchdog must run.
-bool hold_acquired(Client *c, uint32_t index, int64_t lease_ms, uint64_t sent_ms);
+// A lock call on the pair is over: acquired (by an attempt sent at sent_ms,
+// with lease_ms) or not. Unpins it. True when the watchdog must run.
+bool hold_settle(Client *c, uint32_t index, bool acquired, int64_t lease_ms, uint64_t sent_ms);
 void hold_mark_lost(Client *c, uint32_t index); // tells on_lock_lost; h may be gone after
 bool hold_renewable(const Hold *h);
 

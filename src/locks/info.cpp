@@ -14,7 +14,8 @@
 namespace edgelock
 {
 
-static void info_done(void *ctx, const Command *cmd, uint64_t id, redisReply *reply, edgelock_status st);
+static void info_done(Client *c, const LockCall *call, uint64_t id, uint64_t sent_ms, redisReply *reply,
+                      edgelock_status st);
 
 edgelock_status info_start(Client *c, edgelock_lock lock, edgelock_lock_info *info, edgelock_result_fn cb,
                            void *user)
@@ -24,16 +25,12 @@ edgelock_status info_start(Client *c, edgelock_lock lock, edgelock_lock_info *in
     edgelock_status st = lock_check_call(c, lock, cb);
     if (st != EDGELOCK_OK)
         return st;
-    uint64_t id;
-    LockCall *call = call_new(c, LockOp::Info, lock.id, info_done, &id);
-    if (!call)
-        return EDGELOCK_ERR_TABLE_FULL;
-    queue_get(&c->queue, id)->eval_fallback = true; // not preloaded: a status query is rare
-    call->info = info;
-    call->cb = cb;
-    call->user = user;
-    call_submit(c, id);
-    return EDGELOCK_OK;
+    LockCall call = call_make(LockOp::Info, lock.id, info_done);
+    call.force_eval = true; // not preloaded: a status query is rare
+    call.info = info;
+    call.cb = cb;
+    call.user = user;
+    return call_start(c, call) ? EDGELOCK_OK : EDGELOCK_ERR_TABLE_FULL;
 }
 
 static void copy_text(char *dst, size_t cap, const redisReply *r)
@@ -121,10 +118,9 @@ static edgelock_status parse_info(const redisReply *r, edgelock_lock_info *info)
     return EDGELOCK_OK;
 }
 
-static void info_done(void *ctx, const Command *cmd, uint64_t, redisReply *reply, edgelock_status st)
+static void info_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
+                      edgelock_status st)
 {
-    auto *c = static_cast<Client *>(ctx);
-    const LockCall *call = call_of(cmd);
     if (st == EDGELOCK_OK)
         st = parse_info(reply, call->info);
     else if (st == EDGELOCK_ERR_REDIS)

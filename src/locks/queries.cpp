@@ -15,10 +15,9 @@
 namespace edgelock
 {
 
-static void query_done(void *ctx, const Command *cmd, uint64_t, redisReply *reply, edgelock_status st)
+static void query_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
+                       edgelock_status st)
 {
-    auto *c = static_cast<Client *>(ctx);
-    const LockCall *call = call_of(cmd);
     int64_t value = 0;
     if (st == EDGELOCK_OK && !reply_integer(reply, &value))
         st = EDGELOCK_ERR_PROTOCOL;
@@ -44,21 +43,16 @@ edgelock_status query_start(Client *c, LockOp op, edgelock_lock lock, uint64_t o
         if (h && h->lost)
             return EDGELOCK_ERR_LOST; // kept until that owner unlocks
     }
-    uint64_t id;
-    LockCall *call = call_new(c, op, lock.id, query_done, &id);
-    if (!call)
-        return EDGELOCK_ERR_TABLE_FULL;
-    call->owner = owner;
-    call->cb = cb;
-    call->user = user;
-    call_submit(c, id);
-    return EDGELOCK_OK;
+    LockCall call = call_make(op, lock.id, query_done);
+    call.owner = owner;
+    call.cb = cb;
+    call.user = user;
+    return call_start(c, call) ? EDGELOCK_OK : EDGELOCK_ERR_TABLE_FULL;
 }
 
-static void extend_done(void *ctx, const Command *cmd, uint64_t, redisReply *reply, edgelock_status st)
+static void extend_done(Client *c, const LockCall *call, uint64_t, uint64_t sent_ms, redisReply *reply,
+                        edgelock_status st)
 {
-    auto *c = static_cast<Client *>(ctx);
-    const LockCall *call = call_of(cmd);
     int64_t value = 0;
     if (st == EDGELOCK_OK) {
         if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 1 ||
@@ -70,7 +64,7 @@ static void extend_done(void *ctx, const Command *cmd, uint64_t, redisReply *rep
             value = (int64_t)reply->element[0]->integer;
             if (value == 1 && h && h->count > 0 && !h->watchdog) {
                 h->lease_ms = call->lease_ms;
-                h->expires_ms = add_ms(cmd->sent_ms, (uint64_t)call->lease_ms);
+                h->expires_ms = add_ms(sent_ms, (uint64_t)call->lease_ms);
             } else if (value != 1) {
                 st = h && hold_active(h, loop_now(&c->loop)) ? EDGELOCK_ERR_LOST : EDGELOCK_ERR_NOT_OWNER;
             }
@@ -87,16 +81,12 @@ edgelock_status extend_start(Client *c, edgelock_lock lock, uint64_t owner, int6
         return st;
     if (lease_ms <= 0 || lease_ms > EDGELOCK_MAX_TIME_MS)
         return EDGELOCK_ERR_INVALID_ARG;
-    uint64_t id;
-    LockCall *call = call_new(c, LockOp::Extend, lock.id, extend_done, &id);
-    if (!call)
-        return EDGELOCK_ERR_TABLE_FULL;
-    call->owner = owner;
-    call->lease_ms = lease_ms;
-    call->cb = cb;
-    call->user = user;
-    call_submit(c, id);
-    return EDGELOCK_OK;
+    LockCall call = call_make(LockOp::Extend, lock.id, extend_done);
+    call.owner = owner;
+    call.lease_ms = lease_ms;
+    call.cb = cb;
+    call.user = user;
+    return call_start(c, call) ? EDGELOCK_OK : EDGELOCK_ERR_TABLE_FULL;
 }
 
 } // namespace edgelock

@@ -44,19 +44,15 @@ static uint32_t count_after_release(Client *c, const Hold *h, int64_t value)
 
 static void send_latch_delete(Client *c, const LockCall *release)
 {
-    uint64_t id;
-    LockCall *call = call_new(c, LockOp::LatchDelete, release->lock_id, call_ignore_reply, &id);
-    if (!call)
-        return; // the latch expires on its own
-    memcpy(call->request_id, release->request_id, sizeof(call->request_id));
-    call->unpin_when_sent = true;
-    call_submit(c, id);
+    LockCall call = call_make(LockOp::LatchDelete, release->lock_id, nullptr);
+    memcpy(call.request_id, release->request_id, sizeof(call.request_id));
+    call.unpin_when_sent = true;
+    call_start(c, call); // when it cannot, the latch expires on its own
 }
 
-static void release_done(void *ctx, const Command *cmd, uint64_t, redisReply *reply, edgelock_status st)
+static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
+                         edgelock_status st)
 {
-    auto *c = static_cast<Client *>(ctx);
-    const LockCall *call = call_of(cmd);
     int64_t value = 0;
     uint32_t hi = kNoIndex;
     Hold *h = hold_find(c, call->lock_id, call->owner, &hi);
@@ -92,19 +88,17 @@ static void release_done(void *ctx, const Command *cmd, uint64_t, redisReply *re
         invoke_result(c, call->cb, call->lock_id, st, value, call->user);
 }
 
-static LockCall *new_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease, uint64_t *id)
+static LockCall make_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease)
 {
-    LockCall *call = call_new(c, LockOp::Release, lock_id, release_done, id);
-    if (!call)
-        return nullptr;
-    call->owner = owner;
-    call->lease_ms = lease;
+    LockCall call = call_make(LockOp::Release, lock_id, release_done);
+    call.owner = owner;
+    call.lease_ms = lease;
     // Unique per unlock across clients, as Redisson's random id is, without a
     // getrandom() per unlock: 8 random bytes per client, 8 bytes of counter.
-    memcpy(call->request_id, c->latch_prefix, sizeof(c->latch_prefix));
+    memcpy(call.request_id, c->latch_prefix, sizeof(c->latch_prefix));
     uint64_t n = ++c->latch_counter;
     for (int i = 0; i < 8; i++)
-        call->request_id[8 + i] = (uint8_t)(n >> (56 - 8 * i));
+        call.request_id[8 + i] = (uint8_t)(n >> (56 - 8 * i));
     return call;
 }
 
@@ -120,30 +114,27 @@ edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edg
         clear_lost(c, hi);
         return EDGELOCK_ERR_LOST;
     }
-    uint64_t id;
-    LockCall *call = new_release(c, lock.id, owner, lease_for(c, h), &id);
-    if (!call)
-        return EDGELOCK_ERR_TABLE_FULL;
-    call->cb = cb;
-    call->user = user;
+    LockCall call = make_release(c, lock.id, owner, lease_for(c, h));
+    call.cb = cb;
+    call.user = user;
+    // Pinned before it starts: a send that fails completes it at once.
     if (h)
         h->pending++;
-    call_submit(c, id);
-    return EDGELOCK_OK;
+    if (call_start(c, call))
+        return EDGELOCK_OK;
+    if (h)
+        hold_unpin(c, hi);
+    return EDGELOCK_ERR_TABLE_FULL;
 }
 
 void cleanup_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease_ms)
 {
-    uint64_t id;
-    LockCall *call = new_release(c, lock_id, owner, lease_ms, &id);
-    if (!call) {
+    LockCall call = make_release(c, lock_id, owner, lease_ms);
+    call.cleanup = true;
+    call.unpin_when_sent = true;
+    if (!call_start(c, call))
         edgelock_port_log(EDGELOCK_LOG_WARN, "no command slot to release an uncertain acquire; "
                                              "it lapses with its lease");
-        return;
-    }
-    call->cleanup = true;
-    call->unpin_when_sent = true;
-    call_submit(c, id);
 }
 
 } // namespace edgelock

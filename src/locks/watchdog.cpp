@@ -49,9 +49,9 @@ void watchdog_kick(Client *c)
     }
 }
 
-static void renew_done(void *ctx, const Command *cmd, uint64_t id, redisReply *reply, edgelock_status st)
+static void renew_done(Client *c, const LockCall *, uint64_t id, uint64_t sent_ms, redisReply *reply,
+                       edgelock_status st)
 {
-    auto *c = static_cast<Client *>(ctx);
     bool ok = st == EDGELOCK_OK && reply && reply->type == REDIS_REPLY_ARRAY;
     for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
         Hold *h = c->holds.get(i);
@@ -61,7 +61,7 @@ static void renew_done(void *ctx, const Command *cmd, uint64_t id, redisReply *r
         if (ok && h->renew_pos < reply->elements && hold_renewable(h)) {
             redisReply *e = reply->element[h->renew_pos];
             if (e->type == REDIS_REPLY_INTEGER && e->integer == 1) {
-                h->confirmed_ms = cmd->sent_ms;
+                h->confirmed_ms = sent_ms;
             } else {
                 // The user's callback may unlock (freeing this slot) or lock
                 // (reusing it): h is not ours to touch afterwards.
@@ -96,10 +96,10 @@ static void batch_submit(Client *c, RenewBatch &b)
 static bool batch_add(Client *c, RenewBatch &b, Hold *h)
 {
     if (!b.id) {
-        LockCall *call = call_new(c, LockOp::Renew, 0, renew_done, &b.id);
-        if (!call)
+        LockCall call = call_make(LockOp::Renew, 0, renew_done);
+        call.read_batch = b.read;
+        if (!call_new(c, call, &b.id))
             return false;
-        call->read_batch = b.read;
     }
     h->renewing = true;
     h->renew_cmd = b.id;

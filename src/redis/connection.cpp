@@ -76,7 +76,7 @@ void conn_link_reply(Connection *conn, redisReply *reply, void *privdata)
     if (privdata == &setup_tag)
         setup_reply(conn, reply);
     else
-        conn->hooks.reply(conn->hooks.ctx, reply, privdata);
+        conn->hooks.reply(conn->hooks.reply_ctx, reply, privdata);
 }
 
 static void timer_fired(void *arg)

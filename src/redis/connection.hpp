@@ -19,11 +19,12 @@ namespace edgelock
 enum class ConnState : uint8_t { Down, Connecting, Ready };
 
 struct ConnHooks {
-    void *ctx;
+    void *ctx;                                  // for ready, down and setup
     void (*ready)(void *ctx);                   // setup done: commands may go out
     void (*down)(void *ctx);                    // dropped (never called at close)
     bool (*setup)(void *ctx, Connection *conn); // add setup commands (conn_send_setup); may be null
-    void (*reply)(void *ctx, struct redisReply *reply, void *privdata); // NULL reply: dropped
+    void (*reply)(void *reply_ctx, struct redisReply *reply, void *privdata); // NULL reply: dropped
+    void *reply_ctx; // the command queue, or the subscriptions
 };
 
 struct ConnConfig {

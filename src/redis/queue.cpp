@@ -85,6 +85,16 @@ Command *queue_get(CommandQueue *q, uint64_t id)
     return q->cmds.get_id(id);
 }
 
+bool queue_push(CommandQueue *q, CommandDoneFn done, const CommandArgs &args, uint64_t *id_out)
+{
+    Command *cmd = queue_new(q, done, id_out);
+    if (!cmd)
+        return false;
+    cmd->args = args;
+    queue_submit(q, *id_out);
+    return true;
+}
+
 static void unlink_queued(CommandQueue *q, uint32_t index)
 {
     uint32_t prev = kNoIndex;
@@ -112,11 +122,7 @@ static void complete(CommandQueue *q, uint32_t index, redisReply *reply, edgeloc
     if (cmd.state == CmdState::Queued)
         unlink_queued(q, index);
     q->cmds.release(index);
-    if (q->hooks.retired)
-        q->hooks.retired(q->hooks.ctx, &cmd);
     cmd.done(q->hooks.ctx, &cmd, id, reply, st);
-    if (!q->closed && q->hooks.slot_freed)
-        q->hooks.slot_freed(q->hooks.ctx);
 }
 
 static bool send(CommandQueue *q, uint32_t index)

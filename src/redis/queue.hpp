@@ -52,9 +52,7 @@ struct QueueHooks {
     bool (*format)(void *ctx, const Command *cmd, uint64_t id, RespCommand &rc);
     // The command that loads cmd's script again after NOSCRIPT; false: none.
     bool (*reload)(void *ctx, const Command *cmd, RespCommand &rc);
-    void (*sent)(void *ctx, Command *cmd);          // its bytes are on the wire (may be null)
-    void (*retired)(void *ctx, const Command *cmd); // its slot was freed, before done (may be null)
-    void (*slot_freed)(void *ctx);                  // after done: a slot is free (may be null)
+    void (*sent)(void *ctx, Command *cmd); // its bytes are on the wire (may be null)
 };
 
 struct CommandQueue {
@@ -79,6 +77,9 @@ void queue_fini(CommandQueue *q);
 // the queue closed. The caller fills cmd->args, then submits it.
 Command *queue_new(CommandQueue *q, CommandDoneFn done, uint64_t *id_out);
 Command *queue_get(CommandQueue *q, uint64_t id);
+// queue_new() with args, then queue_submit(): false when the table is full or
+// the queue closed (nothing changed).
+bool queue_push(CommandQueue *q, CommandDoneFn done, const CommandArgs &args, uint64_t *id_out);
 void queue_submit(CommandQueue *q, uint64_t id); // send now when connected, else queue
 void queue_flush(CommandQueue *q);               // send what waits (the connection is ready)
 void queue_fail_all(CommandQueue *q, edgelock_status st);

@@ -1,0 +1,79 @@
+// What the command queue asks of a lock command when it sends it (QueueHooks,
+// with the Client as ctx): its bytes, formatted at send time from the lock's
+// name and kind (redisson/format.hpp); the script to load again after
+// NOSCRIPT; and, once its bytes are on the wire, letting go of a handle that
+// only housekeeping was holding.
+#include "locks/wire.hpp"
+
+#include "locks/calls.hpp"
+#include "locks/client.hpp"
+#include "locks/handles.hpp"
+#include "locks/holds.hpp"
+#include "locks/watchdog.hpp"
+#include "redis/resp.hpp"
+
+namespace edgelock
+{
+
+// The renewal batch: holds tagged with this command, in the order they were
+// tagged (renew_pos).
+static void format_batch(Client *c, const Command *cmd, uint64_t id, RespCommand &rc)
+{
+    RenewItem items[kRenewBatch];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->holds.capacity(); i++) {
+        Hold *h = c->holds.get(i);
+        if (h && h->renewing && h->renew_cmd == id && h->renew_pos < kRenewBatch) {
+            items[h->renew_pos] = RenewItem{lock_ref(c, h->lock_id), h->owner};
+            n++;
+        }
+    }
+    format_renew(rc, c->protocol, cmd->eval_fallback, call_of(cmd)->read_batch, items, n);
+}
+
+bool wire_format(void *client, const Command *cmd, uint64_t id, RespCommand &rc)
+{
+    auto *c = static_cast<Client *>(client);
+    const LockCall *call = call_of(cmd);
+    if (call->op == LockOp::Renew) {
+        format_batch(c, cmd, id, rc);
+        return true;
+    }
+    // An unpinned cleanup re-sent after NOSCRIPT may outlive its lock handle.
+    if (!lock_get(c, call->lock_id))
+        return false;
+    LockOpArgs a;
+    a.op = call->op;
+    a.eval = cmd->eval_fallback || call->force_eval;
+    a.owner = call->owner;
+    a.lease_ms = call->lease_ms;
+    a.request_id = call->request_id;
+    format_lock_op(rc, c->protocol, a, lock_ref(c, call->lock_id));
+    return true;
+}
+
+bool wire_reload(void *client, const Command *cmd, RespCommand &rc)
+{
+    auto *c = static_cast<Client *>(client);
+    const LockCall *call = call_of(cmd);
+    edgelock_lock_kind kind =
+        call->lock_id && lock_get(c, call->lock_id) ? lock_kind(c, call->lock_id) : EDGELOCK_REENTRANT;
+    ScriptId id = script_of(call->op, kind, call->read_batch);
+    if (id == kScriptCount)
+        return false;
+    format_script_load(rc, id);
+    return true;
+}
+
+// Housekeeping the user did not ask for must not keep lock_free() BUSY once
+// its bytes are on the wire; no caller waits on its lock handle.
+void wire_sent(void *client, Command *cmd)
+{
+    LockCall *call = call_of(cmd);
+    if (call->pins_lock && call->unpin_when_sent) {
+        lock_get(static_cast<Client *>(client), call->lock_id)->refs--;
+        call->pins_lock = false;
+    }
+}
+
+} // namespace edgelock

@@ -1,0 +1,16 @@
+// The command queue's hooks for lock commands (wire.cpp), with the Client as ctx.
+#pragma once
+
+#include <stdint.h>
+
+namespace edgelock
+{
+
+class RespCommand;
+struct Command;
+
+bool wire_format(void *client, const Command *cmd, uint64_t id, RespCommand &rc);
+bool wire_reload(void *client, const Command *cmd, RespCommand &rc);
+void wire_sent(void *client, Command *cmd);
+
+} // namespace edgelock
