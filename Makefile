@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure
 
-.PHONY: all deps configure test test-unit test-asan test-tsan demo clean format format-check arm size
+.PHONY: all deps configure test test-unit test-asan test-tsan demo clean format format-check arm size trace-path
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -54,6 +54,11 @@ size:
 	@EDGELOCK_EXTRA_PACKAGES="$(ARM_PACKAGES)" ./scripts/bootstrap.sh
 	JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" ./scripts/size.sh
 
+# Which src/ files a blocking and an async try_lock enter, and how often, from
+# an instrumented build (docs/ARCHITECTURE.md). Starts its own redis-server.
+trace-path: deps
+	./scripts/trace/trace_path.sh
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.cpp' '*.h' '*.hpp')
 
@@ -61,7 +66,7 @@ format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.cpp' '*.h' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-trace
 
 # Benchmarks (bench/, BENCHMARKS.md, bench/results.json); never part of `make test`.
 # Installs the Debian packages it needs; node + npm are optional (without them

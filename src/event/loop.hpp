@@ -50,36 +50,10 @@ void loop_init_libevent(Loop *loop, struct event_base *base);
 // Bytes one libevent timer costs (for the footprint figure).
 uint64_t loop_timer_bytes(const Loop *loop);
 
-inline uint64_t loop_now(Loop *loop)
-{
-    return loop->ops->now_ms(loop);
-}
-
-inline bool timer_init(Timer *t, Loop *loop, TimerFn fn, void *arg)
-{
-    t->loop = loop;
-    t->fn = fn;
-    t->arg = arg;
-    return loop->ops->timer_init(t);
-}
-
-inline void timer_arm(Timer *t, uint64_t delay_ms)
-{
-    t->loop->ops->timer_arm(t, delay_ms);
-}
-
-inline void timer_cancel(Timer *t)
-{
-    if (t->loop)
-        t->loop->ops->timer_cancel(t);
-}
-
-// Safe on a timer that was never initialised (zeroed).
-inline void timer_fini(Timer *t)
-{
-    if (t->loop)
-        t->loop->ops->timer_fini(t);
-    t->loop = nullptr;
-}
+uint64_t loop_now(Loop *loop);
+bool timer_init(Timer *t, Loop *loop, TimerFn fn, void *arg);
+void timer_arm(Timer *t, uint64_t delay_ms); // (re)arm: fires once after delay_ms
+void timer_cancel(Timer *t);                 // no-op when not armed or never initialised
+void timer_fini(Timer *t);                   // safe on a timer never initialised (zeroed)
 
 } // namespace edgelock

@@ -59,7 +59,7 @@ static int64_t effective_lease(const Client *c, int64_t lease_ms)
 // those behind it do not wait out its window (fire and forget).
 static void abandon_fair_queue(Client *c, const Waiter *w)
 {
-    LockCall call = call_make(LockOp::Abandon, w->lock_id, nullptr);
+    LockCall call(LockOp::Abandon, w->lock_id, nullptr);
     call.owner = w->owner;
     call.unpin_when_sent = true;
     call_start(c, call); // when it cannot, its queue entry lapses after fair_wait_ms
@@ -118,7 +118,7 @@ static void attempt(Client *c, uint32_t index)
         wait_for(c, index, WaiterState::Waiting, kForever);
         return;
     }
-    LockCall call = call_make(LockOp::Acquire, w->lock_id, acquire_done);
+    LockCall call(LockOp::Acquire, w->lock_id, acquire_done);
     call.owner = w->owner;
     call.ref = c->waiters.id_of(index);
     call.lease_ms = effective_lease(c, w->lease_ms);

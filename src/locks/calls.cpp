@@ -3,21 +3,13 @@
 
 #include <string.h>
 
+#include <type_traits>
+
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
 
 namespace edgelock
 {
-
-LockCall call_make(LockOp op, uint64_t lock_id, LockCallDoneFn done)
-{
-    LockCall call;
-    memset(&call, 0, sizeof(call));
-    call.op = op;
-    call.lock_id = lock_id;
-    call.done = done;
-    return call;
-}
 
 LockCall *call_new(Client *c, const LockCall &call, uint64_t *id)
 {
@@ -26,8 +18,8 @@ LockCall *call_new(Client *c, const LockCall &call, uint64_t *id)
     Command *cmd = queue_new(&c->queue, calls_done, id);
     if (!cmd)
         return nullptr;
+    memcpy(cmd->args.bytes, &call, sizeof(call));
     LockCall *slot = call_of(cmd);
-    *slot = call;
     // A command names its lock until it completes (or, for housekeeping, is
     // sent): lock_free() is BUSY meanwhile, so the name stays readable.
     slot->pins_lock = call.lock_id != 0;
@@ -46,8 +38,9 @@ bool call_start(Client *c, const LockCall &call)
     if (c->closing)
         return false;
     CommandArgs args;
+    static_assert(std::is_trivially_copyable<LockCall>::value, "LockCall is copied as bytes");
+    memcpy(args.bytes, &call, sizeof(call));
     LockCall *slot = reinterpret_cast<LockCall *>(args.bytes);
-    *slot = call;
     slot->pins_lock = call.lock_id != 0;
     if (slot->pins_lock)
         lock_get(c, call.lock_id)->refs++;

@@ -24,21 +24,24 @@ using LockCallDoneFn = void (*)(Client *c, const LockCall *call, uint64_t id, ui
                                 struct redisReply *reply, edgelock_status st);
 
 struct LockCall {
-    LockOp op;
-    bool read_batch;      // Renew: a batch of read holds (rw_renew.lua)
-    bool pins_lock;       // holds a ref on lock_id (its name is needed to format it)
-    bool unpin_when_sent; // housekeeping no caller waits on: the handle may go once sent
-    bool cleanup;         // Release: an uncertain acquire's undo; no caller
-    bool force_eval;      // a script not preloaded: always EVAL
-    LockCallDoneFn done;  // null: the outcome is not needed
-    uint64_t lock_id;
-    uint64_t owner;
-    uint64_t ref;     // Acquire: waiter id
-    int64_t lease_ms; // Acquire: lease; Release: lease to restore on a partial release
-    edgelock_result_fn cb;
-    void *user;
-    edgelock_lock_info *info;
-    uint8_t request_id[16]; // unlock latch
+    LockOp op = LockOp::Acquire;
+    bool read_batch = false;       // Renew: a batch of read holds (rw_renew.lua)
+    bool pins_lock = false;        // holds a ref on lock_id (its name is needed to format it)
+    bool unpin_when_sent = false;  // housekeeping no caller waits on: the handle may go once sent
+    bool cleanup = false;          // Release: an uncertain acquire's undo; no caller
+    bool force_eval = false;       // a script not preloaded: always EVAL
+    LockCallDoneFn done = nullptr; // null: the outcome is not needed
+    uint64_t lock_id = 0;
+    uint64_t owner = 0;
+    uint64_t ref = 0;     // Acquire: waiter id
+    int64_t lease_ms = 0; // Acquire: lease; Release: lease to restore on a partial release
+    edgelock_result_fn cb = nullptr;
+    void *user = nullptr;
+    edgelock_lock_info *info = nullptr;
+    uint8_t request_id[16] = {}; // unlock latch
+
+    // op on lock_id (0: none), completing through done; everything else zero.
+    LockCall(LockOp o, uint64_t lock, LockCallDoneFn fn) : op(o), done(fn), lock_id(lock) {}
 };
 static_assert(sizeof(LockCall) <= sizeof(CommandArgs), "LockCall does not fit a queue slot");
 
@@ -51,8 +54,6 @@ inline const LockCall *call_of(const Command *cmd)
     return reinterpret_cast<const LockCall *>(cmd->args.bytes);
 }
 
-// A LockCall for op on lock_id (0: none), everything else zero.
-LockCall call_make(LockOp op, uint64_t lock_id, LockCallDoneFn done);
 // Start it: sent now when connected, else queued. False when the command
 // table is full or the client closing (nothing changed).
 bool call_start(Client *c, const LockCall &call);

@@ -9,7 +9,7 @@
 
 #include "locks/calls.hpp"
 #include "locks/wire.hpp"
-#include "redis/resp.hpp"
+#include "base/resp.hpp"
 #include "redisson/names.hpp"
 #include "redisson/scripts.hpp"
 
@@ -200,7 +200,7 @@ static bool build(Client *c, const LinkOps *link)
     const ConnHooks cmd_hooks = {c,        command_conn_ready, nullptr, command_conn_setup, queue_on_reply,
                                  &c->queue};
     const ConnHooks sub_hooks = {c, sub_conn_ready, sub_conn_down, nullptr, pubsub_on_reply, &c->pubsub};
-    const QueueHooks queue_hooks = {c, wire_format, wire_reload, wire_sent};
+    const QueueHooks queue_hooks = {c, wire_format, wire_reload};
     c->on_command_slot_free = acquire_on_command_slot_free;
     const PubSubHooks pubsub_hooks = {c, acquire_on_subscribed, acquire_on_message};
     ConnConfig cc = {"command", &c->url, cfg.connect_timeout_ms, cfg.reconnect_min_ms, cfg.reconnect_max_ms};

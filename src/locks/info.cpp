@@ -25,7 +25,7 @@ edgelock_status info_start(Client *c, edgelock_lock lock, edgelock_lock_info *in
     edgelock_status st = lock_check_call(c, lock, cb);
     if (st != EDGELOCK_OK)
         return st;
-    LockCall call = call_make(LockOp::Info, lock.id, info_done);
+    LockCall call(LockOp::Info, lock.id, info_done);
     call.force_eval = true; // not preloaded: a status query is rare
     call.info = info;
     call.cb = cb;

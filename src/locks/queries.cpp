@@ -43,7 +43,7 @@ edgelock_status query_start(Client *c, LockOp op, edgelock_lock lock, uint64_t o
         if (h && h->lost)
             return EDGELOCK_ERR_LOST; // kept until that owner unlocks
     }
-    LockCall call = call_make(op, lock.id, query_done);
+    LockCall call(op, lock.id, query_done);
     call.owner = owner;
     call.cb = cb;
     call.user = user;
@@ -81,7 +81,7 @@ edgelock_status extend_start(Client *c, edgelock_lock lock, uint64_t owner, int6
         return st;
     if (lease_ms <= 0 || lease_ms > EDGELOCK_MAX_TIME_MS)
         return EDGELOCK_ERR_INVALID_ARG;
-    LockCall call = call_make(LockOp::Extend, lock.id, extend_done);
+    LockCall call(LockOp::Extend, lock.id, extend_done);
     call.owner = owner;
     call.lease_ms = lease_ms;
     call.cb = cb;

@@ -44,7 +44,7 @@ static uint32_t count_after_release(Client *c, const Hold *h, int64_t value)
 
 static void send_latch_delete(Client *c, const LockCall *release)
 {
-    LockCall call = call_make(LockOp::LatchDelete, release->lock_id, nullptr);
+    LockCall call(LockOp::LatchDelete, release->lock_id, nullptr);
     memcpy(call.request_id, release->request_id, sizeof(call.request_id));
     call.unpin_when_sent = true;
     call_start(c, call); // when it cannot, the latch expires on its own
@@ -90,7 +90,7 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
 
 static LockCall make_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease)
 {
-    LockCall call = call_make(LockOp::Release, lock_id, release_done);
+    LockCall call(LockOp::Release, lock_id, release_done);
     call.owner = owner;
     call.lease_ms = lease;
     // Unique per unlock across clients, as Redisson's random id is, without a

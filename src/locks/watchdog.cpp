@@ -96,7 +96,7 @@ static void batch_submit(Client *c, RenewBatch &b)
 static bool batch_add(Client *c, RenewBatch &b, Hold *h)
 {
     if (!b.id) {
-        LockCall call = call_make(LockOp::Renew, 0, renew_done);
+        LockCall call(LockOp::Renew, 0, renew_done);
         call.read_batch = b.read;
         if (!call_new(c, call, &b.id))
             return false;

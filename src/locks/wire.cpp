@@ -1,8 +1,7 @@
 // What the command queue asks of a lock command when it sends it (QueueHooks,
 // with the Client as ctx): its bytes, formatted at send time from the lock's
-// name and kind (redisson/format.hpp); the script to load again after
-// NOSCRIPT; and, once its bytes are on the wire, letting go of a handle that
-// only housekeeping was holding.
+// name and kind (redisson/format.hpp), and the script to load again after
+// NOSCRIPT. Formatting is also where housekeeping lets go of its handle.
 #include "locks/wire.hpp"
 
 #include "locks/calls.hpp"
@@ -10,7 +9,7 @@
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
 #include "locks/watchdog.hpp"
-#include "redis/resp.hpp"
+#include "base/resp.hpp"
 
 namespace edgelock
 {
@@ -31,10 +30,10 @@ static void format_batch(Client *c, const Command *cmd, uint64_t id, RespCommand
     format_renew(rc, c->protocol, cmd->eval_fallback, call_of(cmd)->read_batch, items, n);
 }
 
-bool wire_format(void *client, const Command *cmd, uint64_t id, RespCommand &rc)
+bool wire_format(void *client, Command *cmd, uint64_t id, RespCommand &rc)
 {
     auto *c = static_cast<Client *>(client);
-    const LockCall *call = call_of(cmd);
+    LockCall *call = call_of(cmd);
     if (call->op == LockOp::Renew) {
         format_batch(c, cmd, id, rc);
         return true;
@@ -49,6 +48,12 @@ bool wire_format(void *client, const Command *cmd, uint64_t id, RespCommand &rc)
     a.lease_ms = call->lease_ms;
     a.request_id = call->request_id;
     format_lock_op(rc, c->protocol, a, lock_ref(c, call->lock_id));
+    // Housekeeping the user did not ask for must not keep lock_free() BUSY
+    // once its bytes are out; no caller waits on its lock handle.
+    if (call->pins_lock && call->unpin_when_sent) {
+        lock_get(c, call->lock_id)->refs--;
+        call->pins_lock = false;
+    }
     return true;
 }
 
@@ -63,17 +68,6 @@ bool wire_reload(void *client, const Command *cmd, RespCommand &rc)
         return false;
     format_script_load(rc, id);
     return true;
-}
-
-// Housekeeping the user did not ask for must not keep lock_free() BUSY once
-// its bytes are on the wire; no caller waits on its lock handle.
-void wire_sent(void *client, Command *cmd)
-{
-    LockCall *call = call_of(cmd);
-    if (call->pins_lock && call->unpin_when_sent) {
-        lock_get(static_cast<Client *>(client), call->lock_id)->refs--;
-        call->pins_lock = false;
-    }
 }
 
 } // namespace edgelock

@@ -9,8 +9,7 @@ namespace edgelock
 class RespCommand;
 struct Command;
 
-bool wire_format(void *client, const Command *cmd, uint64_t id, RespCommand &rc);
+bool wire_format(void *client, Command *cmd, uint64_t id, RespCommand &rc);
 bool wire_reload(void *client, const Command *cmd, RespCommand &rc);
-void wire_sent(void *client, Command *cmd);
 
 } // namespace edgelock

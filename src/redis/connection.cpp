@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "port.h"
-#include "redis/resp.hpp"
+#include "base/resp.hpp"
 
 namespace edgelock
 {
@@ -204,11 +204,6 @@ void conn_flush_output(Connection *conn)
 {
     if (conn_ready(conn))
         conn->ops->flush(conn);
-}
-
-bool conn_ready(const Connection *conn)
-{
-    return conn->state == ConnState::Ready && conn->link;
 }
 
 bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata)

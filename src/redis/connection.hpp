@@ -59,7 +59,10 @@ void conn_start(Connection *conn);
 void conn_drop(Connection *conn);         // close now and reconnect later; replies due come as NULL
 void conn_close(Connection *conn);        // close for good (shutdown)
 void conn_flush_output(Connection *conn); // write what is buffered for the socket, now
-bool conn_ready(const Connection *conn);
+inline bool conn_ready(const Connection *conn)
+{
+    return conn->state == ConnState::Ready && conn->link;
+}
 // A command's bytes; its reply reaches hooks.reply with privdata.
 bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata);
 // From hooks.setup only: a command whose error reply fails the setup.

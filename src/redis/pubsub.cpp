@@ -9,7 +9,7 @@
 #include <strings.h>
 
 #include "redis/connection.hpp"
-#include "redis/resp.hpp"
+#include "base/resp.hpp"
 
 namespace edgelock
 {

@@ -7,7 +7,7 @@
 #include "base/time.hpp"
 #include "port.h"
 #include "redis/connection.hpp"
-#include "redis/resp.hpp"
+#include "base/resp.hpp"
 
 namespace edgelock
 {
@@ -143,8 +143,6 @@ static bool send(CommandQueue *q, uint32_t index)
     }
     cmd->state = CmdState::Sent;
     cmd->sent_ms = loop_now(q->loop);
-    if (q->hooks.sent)
-        q->hooks.sent(q->hooks.ctx, cmd);
     return true;
 }
 

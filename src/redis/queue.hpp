@@ -48,11 +48,11 @@ struct Command {
 
 struct QueueHooks {
     void *ctx;
-    // The command's bytes, at send time. False: it cannot be formatted.
-    bool (*format)(void *ctx, const Command *cmd, uint64_t id, RespCommand &rc);
+    // The command's bytes, at send time (it goes out right after). False: it
+    // cannot be formatted.
+    bool (*format)(void *ctx, Command *cmd, uint64_t id, RespCommand &rc);
     // The command that loads cmd's script again after NOSCRIPT; false: none.
     bool (*reload)(void *ctx, const Command *cmd, RespCommand &rc);
-    void (*sent)(void *ctx, Command *cmd); // its bytes are on the wire (may be null)
 };
 
 struct CommandQueue {

@@ -4,7 +4,7 @@
 #include "redisson/format.hpp"
 
 #include "port.h"
-#include "redis/resp.hpp"
+#include "base/resp.hpp"
 #include "redisson/names.hpp"
 
 namespace edgelock

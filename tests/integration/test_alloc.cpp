@@ -17,7 +17,7 @@
 #include "event_loop.hpp"
 #include "redisson/names.hpp"
 #include "redis_server.hpp"
-#include "redis/resp.hpp"
+#include "base/resp.hpp"
 #include "redisson/scripts.hpp"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.hpp"
-#include "redis/resp.hpp"
+#include "base/resp.hpp"
 #include "redisson/names.hpp"
 
 using namespace edgelock;

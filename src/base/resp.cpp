@@ -1,4 +1,4 @@
-#include "redis/resp.hpp"
+#include "base/resp.hpp"
 
 #include <string.h>
 
