@@ -8,10 +8,10 @@
  *   edgelock [--url URL] status NAME [--json]
  *   edgelock [--url URL] unlock --force NAME
  *
- * Lock operations go through the public C ABI only (edgelock.h, blocking calls
- * on clients that own their loop). `status` also needs the list of holders,
- * which the ABI does not offer, so it reads the lock's keys with one read-only
- * MULTI/EXEC over a plain hiredis connection.
+ * Everything goes through the public C ABI only (edgelock.h, blocking calls on
+ * clients that own their loop): `status` reads its snapshot with
+ * edgelock_lock_info_get(), URLs are checked and shown with credentials masked
+ * by edgelock_url_redact(). No Redis key name is built here.
  *
  * What `run` holds
  * ----------------
@@ -62,7 +62,6 @@
 #endif
 
 #include <edgelock/edgelock.h>
-#include <hiredis/hiredis.h>
 
 /* Exit codes (sysexits.h values where one fits). CMD's own status passes through. */
 enum {
@@ -249,118 +248,11 @@ static int parse_ms(const char *s, int64_t min, int64_t max, int64_t *out)
     return 1;
 }
 
-/* ------------------------------------------------------------------ URL -- */
-
-/* The parts of redis://[user:password@]host[:port][/db], split the way the
- * library splits them (the last '@' before the path ends the credentials). */
-struct redis_url {
-    char host[256];
-    char user[128];
-    char password[256];
-    int port;
-    unsigned db;
-};
-
-static int copy_part(char *dst, size_t cap, const char *b, const char *e)
-{
-    size_t n = (size_t)(e - b);
-    if (n >= cap)
-        return 0;
-    memcpy(dst, b, n);
-    dst[n] = 0;
-    return 1;
-}
-
-static int parse_url(const char *url, struct redis_url *u)
-{
-    static const char scheme[] = "redis://";
-    memset(u, 0, sizeof(*u));
-    if (strncmp(url, scheme, sizeof(scheme) - 1) != 0)
-        return 0;
-    const char *p = url + sizeof(scheme) - 1;
-    const char *end = p + strlen(p);
-    const char *slash = strchr(p, '/');
-    const char *host_end = slash ? slash : end;
-    const char *at = NULL;
-    for (const char *q = host_end; q > p; q--) {
-        if (q[-1] == '@') {
-            at = q - 1;
-            break;
-        }
-    }
-    if (at) {
-        const char *colon = memchr(p, ':', (size_t)(at - p));
-        if (colon) {
-            if (!copy_part(u->user, sizeof(u->user), p, colon))
-                return 0;
-            if (!copy_part(u->password, sizeof(u->password), colon + 1, at))
-                return 0;
-        } else if (!copy_part(u->password, sizeof(u->password), p, at)) {
-            return 0;
-        }
-        p = at + 1;
-    }
-    const char *hb = p, *he, *port_sep = NULL;
-    if (p < host_end && *p == '[') {
-        const char *close = memchr(p, ']', (size_t)(host_end - p));
-        if (!close)
-            return 0;
-        hb = p + 1;
-        he = close;
-        if (close + 1 < host_end) {
-            if (close[1] != ':')
-                return 0;
-            port_sep = close + 1;
-        }
-    } else {
-        port_sep = memchr(p, ':', (size_t)(host_end - p));
-        he = port_sep ? port_sep : host_end;
-    }
-    if (hb == he || !copy_part(u->host, sizeof(u->host), hb, he))
-        return 0;
-    u->port = 6379;
-    if (port_sep) {
-        char tmp[8];
-        int64_t v;
-        if (!copy_part(tmp, sizeof(tmp), port_sep + 1, host_end) || !parse_ms(tmp, 1, 65535, &v))
-            return 0;
-        u->port = (int)v;
-    }
-    if (slash && slash + 1 < end) {
-        int64_t v;
-        if (!parse_ms(slash + 1, 0, 1000000, &v))
-            return 0;
-        u->db = (unsigned)v;
-    }
-    return 1;
-}
-
-/* The URL as it may be shown: credentials replaced by "***". Only called on a
- * URL parse_url() accepted, so the '@' found here is the one it used. */
-static void redact_url(const char *url, char *out, size_t cap)
-{
-    const char *p = url + strlen("redis://");
-    const char *slash = strchr(p, '/');
-    const char *host_end = slash ? slash : p + strlen(p);
-    const char *at = NULL;
-    for (const char *q = host_end; q > p; q--) {
-        if (q[-1] == '@') {
-            at = q - 1;
-            break;
-        }
-    }
-    if (at)
-        snprintf(out, cap, "redis://***@%s", at + 1);
-    else
-        snprintf(out, cap, "%s", url);
-}
-
 /* ------------------------------------------------------- common set-up -- */
 
 struct options {
     const char *url;
     char shown_url[512]; /* redacted */
-    struct redis_url parts;
 };
 
 /* 1 when the lock thread, a library call or a status read says Redis is gone. */
@@ -431,7 +323,7 @@ static int new_handle(edgelock_client *client, edgelock_lock_kind kind, const ch
     return EXIT_OSERR;
 }
 
-/* One client with one reentrant handle (unlock --force). */
+/* One client with one reentrant handle (status, unlock --force). */
 static int make_client(const struct options *o, const char *name, edgelock_client **client,
                        edgelock_lock *lock)
 {
@@ -1057,284 +949,205 @@ static void text_string(FILE *f, const char *s, size_t n)
     }
 }
 
-/* Redisson's prefix_name(p, n): "p:{n}", or "p:n" when n holds '{'. */
-static void prefix_name(char *out, size_t cap, const char *prefix, const char *name)
-{
-    if (strchr(name, '{'))
-        snprintf(out, cap, "%s:%s", prefix, name);
-    else
-        snprintf(out, cap, "%s:{%s}", prefix, name);
-}
-
-/* One setup step: the command's reply must not be an error. 0 or an exit code. */
-static int setup_step(redisContext *rc, const struct options *o, const char *what, redisReply *r)
-{
-    int code = 0;
-    if (!r) {
-        msg("Redis at %s: %s failed: %s", o->shown_url, what, rc->errstr);
-        code = EXIT_UNAVAILABLE;
-    } else if (r->type == REDIS_REPLY_ERROR) {
-        /* Redis's error texts never contain the password. A refused AUTH, a
-         * NOAUTH (the URL has no credentials) or a bad db: cannot get in, as
-         * for the library's own connection setup. */
-        msg("Redis at %s refused %s: %s", o->shown_url, what, r->str);
-        code = EXIT_UNAVAILABLE;
-    }
-    if (r)
-        freeReplyObject(r);
-    return code;
-}
-
-static int connect_raw(const struct options *o, redisContext **out)
-{
-    const struct redis_url *u = &o->parts;
-    struct timeval tv = {REDIS_TIMEOUT_MS / 1000, (REDIS_TIMEOUT_MS % 1000) * 1000};
-    redisContext *rc = redisConnectWithTimeout(u->host, u->port, tv);
-    if (!rc || rc->err) {
-        msg("cannot reach Redis at %s: %s", o->shown_url, rc ? rc->errstr : "out of memory");
-        if (rc)
-            redisFree(rc);
-        return EXIT_UNAVAILABLE;
-    }
-    redisSetTimeout(rc, tv);
-    int code = 0;
-    if (u->password[0])
-        code = setup_step(rc, o, "the credentials",
-                          u->user[0] ? redisCommand(rc, "AUTH %s %s", u->user, u->password)
-                                     : redisCommand(rc, "AUTH %s", u->password));
-    if (!code)
-        code = setup_step(rc, o, "PING", redisCommand(rc, "PING"));
-    if (!code && u->db)
-        code = setup_step(rc, o, "SELECT", redisCommand(rc, "SELECT %u", u->db));
-    if (code) {
-        redisFree(rc);
-        return code;
-    }
-    *out = rc;
-    return 0;
-}
-
-static int64_t reply_int(const redisReply *r)
-{
-    if (r->type == REDIS_REPLY_INTEGER)
-        return (int64_t)r->integer;
-    if (r->type == REDIS_REPLY_STRING)
-        return strtoll(r->str, NULL, 10);
-    return 0;
-}
-
 /* Text for ms as "S.mmm s" (ms >= 0). */
 static void print_secs(FILE *f, int64_t ms)
 {
     fprintf(f, "%" PRId64 ".%03" PRId64 " s", ms / 1000, ms % 1000);
 }
 
-/* The element of a flat [member, score, ...] array whose member is `owner`:
- * its score as an integer. 0 when absent. */
-static int zset_score(const redisReply *z, const redisReply *owner, int64_t *score)
+/* The bytes of an entry's owner field that the snapshot holds. */
+static size_t owner_len(const edgelock_lock_entry *e)
 {
-    if (z->type != REDIS_REPLY_ARRAY)
-        return 0;
-    for (size_t i = 0; i + 1 < z->elements; i += 2) {
-        const redisReply *m = z->element[i], *sc = z->element[i + 1];
-        if (m->type == REDIS_REPLY_STRING && m->len == owner->len &&
-            memcmp(m->str, owner->str, m->len) == 0 && sc->type == REDIS_REPLY_STRING) {
-            *score = (int64_t)strtod(sc->str, NULL);
-            return 1;
+    return e->owner_len < sizeof(e->owner) - 1 ? e->owner_len : sizeof(e->owner) - 1;
+}
+
+/* "lock 'NAME'" for messages, the name cut to fit. */
+static void lock_label(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "lock '%.500s'", name);
+}
+
+/* Entries read before a larger array is tried; most locks have one holder and
+ * no queue. */
+#define INFO_FIRST_CAP 32
+/* Reads left when holders or waiters keep arriving faster than the arrays grow. */
+#define INFO_READS 8
+
+/* The snapshot of `lock` with every holder and waiter in it: read with small
+ * arrays and, while Redis has more entries than they hold, again with arrays of
+ * the size the last read reported (and some room). *holders and *queue are
+ * malloc'ed (free them). 0, or an exit code (message said). */
+static int read_lock_info(edgelock_client *c, edgelock_lock lk, const struct options *o, const char *name,
+                          edgelock_lock_info *info, edgelock_lock_entry **holders,
+                          edgelock_lock_entry **queue)
+{
+    size_t hcap = INFO_FIRST_CAP, qcap = INFO_FIRST_CAP;
+    *holders = NULL;
+    *queue = NULL;
+    for (int read = 0;; read++) {
+        free(*holders);
+        free(*queue);
+        *holders = malloc(hcap * sizeof(**holders));
+        *queue = malloc(qcap * sizeof(**queue));
+        if (!*holders || !*queue) {
+            msg("cannot allocate the list of holders and waiters of '%s'", name);
+            return EXIT_OSERR;
         }
+        memset(info, 0, sizeof(*info));
+        info->holders = *holders;
+        info->holders_cap = hcap;
+        info->queue = *queue;
+        info->queue_cap = qcap;
+        edgelock_status st = edgelock_lock_info_get(c, lk, info);
+        if (st != EDGELOCK_OK) {
+            char label[600];
+            lock_label(label, sizeof(label), name);
+            return report_failure(o->shown_url, "reading", label, st);
+        }
+        if ((info->holder_count <= hcap && info->queue_count <= qcap) || read + 1 == INFO_READS)
+            return 0; /* complete, or as much as could be had (the counts say what is missing) */
+        if (info->holder_count > hcap)
+            hcap = info->holder_count + info->holder_count / 2;
+        if (info->queue_count > qcap)
+            qcap = info->queue_count + info->queue_count / 2;
     }
-    return 0;
+}
+
+static void print_json(const char *name, const edgelock_lock_info *info, size_t nholders, size_t nq)
+{
+    int held = info->state == EDGELOCK_LOCK_HELD;
+    printf("{\"name\":");
+    json_string(stdout, name, strlen(name));
+    printf(",\"state\":\"%s\",\"ttl_ms\":", held ? "held" : "free");
+    if (held && info->ttl_ms >= 0)
+        printf("%" PRId64, info->ttl_ms);
+    else
+        printf("null");
+    printf(",\"mode\":");
+    if (info->mode[0])
+        json_string(stdout, info->mode, strlen(info->mode));
+    else
+        printf("null");
+    printf(",\"holders\":[");
+    for (size_t i = 0; i < nholders; i++) {
+        const edgelock_lock_entry *e = &info->holders[i];
+        printf("%s{\"owner\":", i ? "," : "");
+        json_string(stdout, e->owner, owner_len(e));
+        printf(",\"count\":%" PRId64 "}", e->value);
+    }
+    printf("],\"queue\":[");
+    for (size_t i = 0; i < nq; i++) {
+        if (i)
+            putchar(',');
+        json_string(stdout, info->queue[i].owner, owner_len(&info->queue[i]));
+    }
+    printf("],\"waiters\":[");
+    for (size_t i = 0; i < nq; i++) {
+        const edgelock_lock_entry *e = &info->queue[i];
+        printf("%s{\"owner\":", i ? "," : "");
+        json_string(stdout, e->owner, owner_len(e));
+        if (e->value != -1)
+            printf(",\"deadline_ms\":%" PRId64 ",\"expires_in_ms\":%" PRId64 "}", e->value,
+                   e->value - info->redis_time_ms);
+        else
+            printf(",\"deadline_ms\":null,\"expires_in_ms\":null}");
+    }
+    printf("],\"token\":");
+    if (info->has_token)
+        printf("%" PRId64, info->token);
+    else
+        printf("null");
+    printf("}\n");
+}
+
+static void print_text(const char *name, const edgelock_lock_info *info, size_t nholders, size_t nq)
+{
+    text_string(stdout, name, strlen(name));
+    if (info->state != EDGELOCK_LOCK_HELD) {
+        printf(": free\n");
+    } else {
+        printf(": held");
+        if (info->mode[0]) {
+            printf(" (mode ");
+            text_string(stdout, info->mode, strlen(info->mode));
+            printf(")");
+        }
+        if (info->ttl_ms >= 0) {
+            printf(", expires in ");
+            print_secs(stdout, info->ttl_ms);
+            putchar('\n');
+        } else {
+            printf(", no expiry\n");
+        }
+        printf("  %zu holder%s:\n", info->holder_count, info->holder_count == 1 ? "" : "s");
+        for (size_t i = 0; i < nholders; i++) {
+            printf("    ");
+            text_string(stdout, info->holders[i].owner, owner_len(&info->holders[i]));
+            printf("  count %" PRId64 "\n", info->holders[i].value);
+        }
+        if (nholders < info->holder_count)
+            printf("    ... and %zu more (they kept arriving faster than they could be read)\n",
+                   info->holder_count - nholders);
+    }
+    if (info->queue_count) {
+        int64_t now = info->redis_time_ms;
+        printf("  %zu queued (served in this order):\n", info->queue_count);
+        for (size_t i = 0; i < nq; i++) {
+            const edgelock_lock_entry *e = &info->queue[i];
+            printf("    %zu. ", i + 1);
+            text_string(stdout, e->owner, owner_len(e));
+            if (e->value == -1) {
+                printf("  (no deadline)\n");
+            } else if (e->value >= now) {
+                printf("  deadline in ");
+                print_secs(stdout, e->value - now);
+                putchar('\n');
+            } else {
+                printf("  deadline passed ");
+                print_secs(stdout, now - e->value);
+                printf(" ago (dropped at the next attempt)\n");
+            }
+        }
+        if (nq < info->queue_count)
+            printf("    ... and %zu more (they kept arriving faster than they could be read)\n",
+                   info->queue_count - nq);
+    }
+    if (info->has_token)
+        printf("  fencing token: %" PRId64 " (the last one issued)\n", info->token);
 }
 
 static int cmd_status(const struct options *o, const char *name, int json)
 {
-    redisContext *rc;
-    int code = connect_raw(o, &rc);
+    edgelock_client *c;
+    edgelock_lock lk;
+    int code = make_client(o, name, &c, &lk);
     if (code)
         return code;
-
-    size_t kcap = strlen(name) + 64;
-    char *queue = malloc(kcap), *timeouts = malloc(kcap), *token_key = malloc(kcap);
-    if (!queue || !timeouts || !token_key) {
-        free(queue);
-        free(timeouts);
-        free(token_key);
-        redisFree(rc);
-        return EXIT_OSERR;
+    /* One snapshot, read by the library in one atomic step: the hash and its
+     * TTL, a fair lock's queue with each waiter's deadline, a fenced lock's
+     * last token, and Redis's own time to read the deadlines against. */
+    edgelock_lock_info info;
+    edgelock_lock_entry *holders, *queue;
+    code = read_lock_info(c, lk, o, name, &info, &holders, &queue);
+    edgelock_client_destroy(c);
+    if (!code && info.state == EDGELOCK_LOCK_WRONG_TYPE) {
+        msg("'%s' is a Redis %s, not a lock", name, info.redis_type);
+        code = EXIT_REMOTE;
     }
-    prefix_name(queue, kcap, "redisson_lock_queue", name);
-    prefix_name(timeouts, kcap, "redisson_lock_timeout", name);
-    prefix_name(token_key, kcap, "redisson_lock_token", name);
-
-    /* One snapshot: the hash and its TTL; a fair lock's queue and deadlines
-     * (ms since the epoch, by Redis's clock for edgelock writers); a fenced
-     * lock's last token; and Redis's own time to read the deadlines against. */
-    enum { N_CMDS = 7 };
-    redisAppendCommand(rc, "MULTI");
-    redisAppendCommand(rc, "TYPE %s", name);
-    redisAppendCommand(rc, "HGETALL %s", name);
-    redisAppendCommand(rc, "PTTL %s", name);
-    redisAppendCommand(rc, "LRANGE %s 0 -1", queue);
-    redisAppendCommand(rc, "ZRANGE %s 0 -1 WITHSCORES", timeouts);
-    redisAppendCommand(rc, "GET %s", token_key);
-    redisAppendCommand(rc, "TIME");
-    redisAppendCommand(rc, "EXEC");
+    if (!code) {
+        size_t nholders = info.holder_count < info.holders_cap ? info.holder_count : info.holders_cap;
+        size_t nq = info.queue_count < info.queue_cap ? info.queue_count : info.queue_cap;
+        if (info.state != EDGELOCK_LOCK_HELD)
+            nholders = 0;
+        if (json)
+            print_json(name, &info, nholders, nq);
+        else
+            print_text(name, &info, nholders, nq);
+        code = fflush(stdout) == 0 ? 0 : EXIT_OSERR;
+    }
+    free(holders);
     free(queue);
-    free(timeouts);
-    free(token_key);
-    redisReply *exec = NULL;
-    for (int i = 0; i < N_CMDS + 2; i++) {
-        void *r = NULL;
-        if (redisGetReply(rc, &r) != REDIS_OK) {
-            msg("cannot read lock '%s' from Redis at %s: %s", name, o->shown_url, rc->errstr);
-            if (exec)
-                freeReplyObject(exec);
-            redisFree(rc);
-            return EXIT_UNAVAILABLE;
-        }
-        if (i == N_CMDS + 1)
-            exec = r;
-        else
-            freeReplyObject(r);
-    }
-    redisFree(rc);
-    if (!exec || exec->type != REDIS_REPLY_ARRAY || exec->elements != N_CMDS) {
-        msg("unexpected answer from Redis at %s: %s", o->shown_url,
-            exec && exec->type == REDIS_REPLY_ERROR ? exec->str : "not an array of the snapshot's replies");
-        if (exec)
-            freeReplyObject(exec);
-        return EXIT_REMOTE;
-    }
-    const redisReply *type = exec->element[0], *hash = exec->element[1], *pttl = exec->element[2],
-                     *q = exec->element[3], *z = exec->element[4], *tok = exec->element[5],
-                     *tm = exec->element[6];
-    const char *type_s = type->type == REDIS_REPLY_STATUS ? type->str : "?";
-    int held = strcmp(type_s, "hash") == 0;
-    if (!held && strcmp(type_s, "none") != 0) {
-        msg("'%s' is a Redis %s, not a lock", name, type_s);
-        freeReplyObject(exec);
-        return EXIT_REMOTE;
-    }
-    int64_t ttl = reply_int(pttl);
-    const char *mode = NULL;
-    size_t mode_len = 0;
-    if (held && hash->type == REDIS_REPLY_ARRAY) {
-        for (size_t i = 0; i + 1 < hash->elements; i += 2)
-            if (strcmp(hash->element[i]->str, "mode") == 0) {
-                mode = hash->element[i + 1]->str;
-                mode_len = hash->element[i + 1]->len;
-            }
-    }
-    /* A queue, zset or token key of another type reads as absent. */
-    size_t nq = q->type == REDIS_REPLY_ARRAY ? q->elements : 0;
-    size_t nholders = held && hash->type == REDIS_REPLY_ARRAY ? hash->elements / 2 - (mode ? 1 : 0) : 0;
-    int has_token = tok->type == REDIS_REPLY_STRING;
-    int64_t token = has_token ? strtoll(tok->str, NULL, 10) : 0;
-    int64_t redis_now = 0;
-    if (tm->type == REDIS_REPLY_ARRAY && tm->elements == 2 && tm->element[0]->type == REDIS_REPLY_STRING &&
-        tm->element[1]->type == REDIS_REPLY_STRING)
-        redis_now =
-            strtoll(tm->element[0]->str, NULL, 10) * 1000 + strtoll(tm->element[1]->str, NULL, 10) / 1000;
-
-    if (json) {
-        printf("{\"name\":");
-        json_string(stdout, name, strlen(name));
-        printf(",\"state\":\"%s\",\"ttl_ms\":", held ? "held" : "free");
-        if (held && ttl >= 0)
-            printf("%" PRId64, ttl);
-        else
-            printf("null");
-        printf(",\"mode\":");
-        if (mode)
-            json_string(stdout, mode, mode_len);
-        else
-            printf("null");
-        printf(",\"holders\":[");
-        int first = 1;
-        for (size_t i = 0; held && i + 1 < hash->elements; i += 2) {
-            const redisReply *f = hash->element[i];
-            if (mode && strcmp(f->str, "mode") == 0)
-                continue;
-            printf("%s{\"owner\":", first ? "" : ",");
-            json_string(stdout, f->str, f->len);
-            printf(",\"count\":%" PRId64 "}", reply_int(hash->element[i + 1]));
-            first = 0;
-        }
-        printf("],\"queue\":[");
-        for (size_t i = 0; i < nq; i++) {
-            if (i)
-                putchar(',');
-            json_string(stdout, q->element[i]->str, q->element[i]->len);
-        }
-        printf("],\"waiters\":[");
-        for (size_t i = 0; i < nq; i++) {
-            int64_t deadline;
-            printf("%s{\"owner\":", i ? "," : "");
-            json_string(stdout, q->element[i]->str, q->element[i]->len);
-            if (zset_score(z, q->element[i], &deadline))
-                printf(",\"deadline_ms\":%" PRId64 ",\"expires_in_ms\":%" PRId64 "}", deadline,
-                       deadline - redis_now);
-            else
-                printf(",\"deadline_ms\":null,\"expires_in_ms\":null}");
-        }
-        printf("],\"token\":");
-        if (has_token)
-            printf("%" PRId64, token);
-        else
-            printf("null");
-        printf("}\n");
-    } else {
-        text_string(stdout, name, strlen(name));
-        if (!held) {
-            printf(": free\n");
-        } else {
-            printf(": held");
-            if (mode) {
-                printf(" (mode ");
-                text_string(stdout, mode, mode_len);
-                printf(")");
-            }
-            if (ttl >= 0) {
-                printf(", expires in ");
-                print_secs(stdout, ttl);
-                putchar('\n');
-            } else {
-                printf(", no expiry\n");
-            }
-            printf("  %zu holder%s:\n", nholders, nholders == 1 ? "" : "s");
-            for (size_t i = 0; i + 1 < hash->elements; i += 2) {
-                const redisReply *f = hash->element[i];
-                if (mode && strcmp(f->str, "mode") == 0)
-                    continue;
-                printf("    ");
-                text_string(stdout, f->str, f->len);
-                printf("  count %" PRId64 "\n", reply_int(hash->element[i + 1]));
-            }
-        }
-        if (nq) {
-            printf("  %zu queued (served in this order):\n", nq);
-            for (size_t i = 0; i < nq; i++) {
-                int64_t deadline;
-                printf("    %zu. ", i + 1);
-                text_string(stdout, q->element[i]->str, q->element[i]->len);
-                if (!zset_score(z, q->element[i], &deadline)) {
-                    printf("  (no deadline)\n");
-                } else if (deadline >= redis_now) {
-                    printf("  deadline in ");
-                    print_secs(stdout, deadline - redis_now);
-                    putchar('\n');
-                } else {
-                    printf("  deadline passed ");
-                    print_secs(stdout, redis_now - deadline);
-                    printf(" ago (dropped at the next attempt)\n");
-                }
-            }
-        }
-        if (has_token)
-            printf("  fencing token: %" PRId64 " (the last one issued)\n", token);
-    }
-    freeReplyObject(exec);
-    return fflush(stdout) == 0 ? 0 : EXIT_OSERR;
+    return code;
 }
 
 /* --------------------------------------------------------------- unlock -- */
@@ -1346,11 +1159,12 @@ static int cmd_unlock(const struct options *o, const char *name)
     int rc = make_client(o, name, &c, &lk);
     if (rc)
         return rc;
-    /* Force unlock deletes the key whatever it holds. The hold-count read (HGET)
-     * fails with WRONGTYPE on a key that is not a hash: refuse those. */
-    int64_t count = 0;
-    edgelock_status st = edgelock_hold_count(c, lk, &count);
-    if (st == EDGELOCK_ERR_REDIS) {
+    /* Force unlock deletes the key whatever it holds: look at its type first
+     * and refuse a key that is not a lock. */
+    edgelock_lock_info info;
+    memset(&info, 0, sizeof(info));
+    edgelock_status st = edgelock_lock_info_get(c, lk, &info);
+    if (st == EDGELOCK_OK && info.state == EDGELOCK_LOCK_WRONG_TYPE) {
         edgelock_client_destroy(c);
         msg("'%s' holds a Redis value that is not a lock; not deleted", name);
         return EXIT_REMOTE;
@@ -1361,7 +1175,7 @@ static int cmd_unlock(const struct options *o, const char *name)
     edgelock_client_destroy(c);
     if (st != EDGELOCK_OK) {
         char label[600];
-        snprintf(label, sizeof(label), "lock '%.500s'", name);
+        lock_label(label, sizeof(label), name);
         return report_failure(o->shown_url, "force-unlocking", label, st);
     }
     printf("%s: %s\n", name, deleted ? "force-unlocked (waiters notified)" : "was not held");
@@ -1439,8 +1253,7 @@ static int run_members(const struct options *o, struct run_args *ra, const char 
     if (rc)
         return rc;
     for (size_t i = 1; i < ra->n; i++) {
-        struct redis_url parts;
-        if (!parse_url(ra->urls[i], &parts))
+        if (edgelock_url_redact(ra->urls[i], ra->shown[i], sizeof(ra->shown[i])) != EDGELOCK_OK)
             return usage_error("--redlock: server %zu of the list is not a valid URL (expected "
                                "redis://[user:password@]host[:port][/db]; not shown since it may hold a "
                                "password)",
@@ -1450,7 +1263,6 @@ static int run_members(const struct options *o, struct run_args *ra, const char 
                 return usage_error("--redlock: server %zu is given twice; RedLock needs independent "
                                    "servers",
                                    i);
-        redact_url(ra->urls[i], ra->shown[i], sizeof(ra->shown[i]));
         ra->names[i] = ra->name;
     }
     snprintf(ra->label, sizeof(ra->label), "%sRedLock '%s' (%zu servers)", kw, ra->name, ra->n);
@@ -1577,10 +1389,9 @@ int main(int argc, char **argv)
         return usage_error("the lock NAME is empty");
     if (strlen(ra.name) > NAME_MAX_LEN)
         return usage_error("the lock NAME is longer than %u bytes", NAME_MAX_LEN);
-    if (!parse_url(o.url, &o.parts))
+    if (edgelock_url_redact(o.url, o.shown_url, sizeof(o.shown_url)) != EDGELOCK_OK)
         return usage_error("invalid URL (expected redis://[user:password@]host[:port][/db]; not shown "
                            "since it may hold a password)");
-    redact_url(o.url, o.shown_url, sizeof(o.shown_url));
 
     if (strcmp(sub, "status") == 0)
         return cmd_status(&o, ra.name, json);
