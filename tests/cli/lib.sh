@@ -131,6 +131,13 @@ expect_rc() {
     fi
 }
 
+# Wall-clock bounds in these tests only catch hangs: a loaded machine may be
+# slow by seconds, so no assertion depends on how fast something happened.
+# What is asserted is the outcome and the order of events. HANG_MS bounds a
+# wait for something that should come soon; HANG_S the same in seconds.
+HANG_MS=60000
+HANG_S=60
+
 # wait_for DESCRIPTION TIMEOUT_MS COMMAND...: polls COMMAND (test side only).
 wait_for() {
     local what=$1 limit=$2
@@ -145,6 +152,10 @@ wait_for() {
     done
     return 0
 }
+
+# subscribed CHANNEL: someone listens on CHANNEL, e.g. a waiter on the lock
+# NAME's redisson_lock__channel:{NAME} (the holder does not).
+subscribed() { [ "$(rcli pubsub numsub "$1" | sed -n 2p)" -ge 1 ] 2>/dev/null; }
 
 lock_held() { [ "$(rcli exists "$1")" = 1 ]; }
 lock_free() { [ "$(rcli exists "$1")" = 0 ]; }

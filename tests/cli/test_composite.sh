@@ -16,20 +16,21 @@ expect_rc 0 "--multi takes NAME and the listed names" \
     "$EDGELOCK" run --multi mb,mc ma -- redis-cli -p "$P1" exists ma mb mc
 check "... all three keys exist while CMD runs" grep -qx 3 "$OUT"
 check "... and none afterwards" [ "$(rcli exists ma mb mc)" -eq 0 ]
+# Each member is first taken with lease + wait (120 s here), and every lease is
+# set to the lease (60 s) once the set is complete: a member above 60 s was
+# left unaligned. (Long leases: CMD must read them before they run out.)
 expect_rc 0 "--multi with a fixed lease" \
-    "$EDGELOCK" run --lease 4000 --multi mb,mc ma -- redis-cli -p "$P1" eval \
+    "$EDGELOCK" run --lease 60000 --wait 60000 --multi mb,mc ma -- redis-cli -p "$P1" eval \
     'return {redis.call("pttl",KEYS[1]),redis.call("pttl",KEYS[2]),redis.call("pttl",KEYS[3])}' 3 ma mb mc
 read -r -d '' t1 t2 t3 <"$OUT"
-check "... every lease within 4000 ms ($t1 $t2 $t3)" \
-    [ "${t1:-0}" -gt 0 -a "${t1:-0}" -le 4000 -a "${t2:-0}" -gt 0 -a "${t2:-0}" -le 4000 -a "${t3:-0}" -gt 0 -a "${t3:-0}" -le 4000 ]
-spread=$(printf '%s\n' "$t1" "$t2" "$t3" | sort -n | sed -n '1p;$p' | tr '\n' ' ' | awk '{print $2 - $1}')
-check "... and aligned: they end together (spread ${spread} ms)" [ "${spread:-9999}" -le 300 ]
+check "... and aligned: every lease set to the fixed lease, none left at lease + wait ($t1 $t2 $t3)" \
+    [ "${t1:-0}" -gt 0 -a "${t1:-0}" -le 60000 -a "${t2:-0}" -gt 0 -a "${t2:-0}" -le 60000 -a "${t3:-0}" -gt 0 -a "${t3:-0}" -le 60000 ]
 
 # --- --multi is all or nothing ----------------------------------------------------------
 rm -f "$TMP/started" "$TMP/release" "$TMP/ran"
 "$EDGELOCK" run mc -- sh -c "$hold" sh "$TMP" &
 holder=$!
-wait_for "another run holds mc" 5000 test -e "$TMP/started"
+wait_for "another run holds mc" "$HANG_MS" test -e "$TMP/started"
 expect_rc 75 "--multi --wait 0 when one name is held elsewhere" \
     "$EDGELOCK" run --wait 0 --multi mb,mc ma -- touch "$TMP/ran"
 check "... CMD did not run" [ ! -e "$TMP/ran" ]
@@ -39,9 +40,9 @@ expect_rc 75 "--multi --wait 300 when one name is held elsewhere" \
     "$EDGELOCK" run --wait 300 --multi mb,mc ma -- touch "$TMP/ran"
 check "... nothing left held" [ "$(rcli exists ma mb)" -eq 0 ]
 # A waiting --multi gets the set once the holder lets go.
-"$EDGELOCK" run --wait 10000 --multi mb,mc ma -- redis-cli -p "$P1" exists ma mb mc >"$TMP/multi.out" &
+"$EDGELOCK" run --wait "$HANG_MS" --multi mb,mc ma -- redis-cli -p "$P1" exists ma mb mc >"$TMP/multi.out" &
 waiter=$!
-sleep 0.3
+wait_for "the --multi run waits for mc" "$HANG_MS" subscribed 'redisson_lock__channel:{mc}'
 touch "$TMP/release"
 wait "$holder"
 wait "$waiter"
@@ -50,11 +51,11 @@ check "every name is free at the end" [ "$(rcli exists ma mb mc)" -eq 0 ]
 
 # --- --multi over read locks: two such runs share them -----------------------------------
 mkdir "$TMP/in"
-meet='touch "$1/in/$2"; end=$(( $(date +%s) + 5 ))
+meet='touch "$1/in/$2"; end=$(( $(date +%s) + '"$HANG_S"' ))
 while [ "$(ls "$1/in" | wc -l)" -lt 2 ]; do [ "$(date +%s)" -ge "$end" ] && exit 1; sleep 0.02; done'
 "$EDGELOCK" run --read --multi rb ra -- sh -c "$meet" sh "$TMP" 1 &
 r1=$!
-"$EDGELOCK" run --read --wait 5000 --multi rb ra -- sh -c "$meet" sh "$TMP" 2 &
+"$EDGELOCK" run --read --wait "$HANG_MS" --multi rb ra -- sh -c "$meet" sh "$TMP" 2 &
 r2=$!
 ok=1
 wait "$r1" || ok=0
@@ -63,9 +64,10 @@ check "two --read --multi runs held both read locks at once" [ "$ok" -eq 1 ]
 
 # --- --multi: losing one member is losing the lock --------------------------------------
 rm -f "$TMP/got" "$TMP/started"
-"$EDGELOCK" run --watchdog 600 --multi mb,mc ma -- sh -c "$cmd_trap" sh "$TMP" 2>"$TMP/lost.err" &
+# A lease long enough that only the deletion can lose it, whatever the load.
+"$EDGELOCK" run --watchdog 3000 --multi mb,mc ma -- sh -c "$cmd_trap" sh "$TMP" 2>"$TMP/lost.err" &
 pid=$!
-wait_for "--multi CMD started" 5000 test -e "$TMP/started"
+wait_for "--multi CMD started" "$HANG_MS" test -e "$TMP/started"
 rcli del mb >/dev/null
 wait "$pid"
 rc=$?
@@ -77,17 +79,18 @@ check "... and the other members are released" [ "$(rcli exists ma mc)" -eq 0 ]
 # --- --redlock: three servers up ----------------------------------------------------------
 RL="--redlock $U2,$U3"
 exists_everywhere='for p in "$@"; do redis-cli -p "$p" exists rl; done | tr "\n" " "; echo "$EDGELOCK_VALIDITY_MS"'
+# Leases of 60 s: CMD's checks never race the validity running out.
 expect_rc 0 "--redlock on three servers" \
-    "$EDGELOCK" run --lease 5000 $RL rl -- sh -c "$exists_everywhere" sh "$P1" "$P2" "$P3"
+    "$EDGELOCK" run --lease 60000 $RL rl -- sh -c "$exists_everywhere" sh "$P1" "$P2" "$P3"
 read -r e1 e2 e3 validity <"$OUT"
 check "... the key is on every server ($e1 $e2 $e3)" [ "$e1$e2$e3" = 111 ]
-check "... EDGELOCK_VALIDITY_MS within the lease ($validity)" [ "${validity:-0}" -gt 4000 -a "${validity:-0}" -lt 5000 ]
+check "... EDGELOCK_VALIDITY_MS within the lease ($validity)" [ "${validity:-0}" -gt 0 -a "${validity:-0}" -lt 60000 ]
 check "... released everywhere" [ "$(rcli exists rl)$(redis-cli -p "$P2" exists rl)$(redis-cli -p "$P3" exists rl)" = 000 ]
 
 rm -f "$TMP/started" "$TMP/release"
-"$EDGELOCK" run --lease 10000 $RL rl -- sh -c "$hold" sh "$TMP" &
+"$EDGELOCK" run --lease 120000 $RL rl -- sh -c "$hold" sh "$TMP" &
 holder=$!
-wait_for "a --redlock run holds rl" 5000 test -e "$TMP/started"
+wait_for "a --redlock run holds rl" "$HANG_MS" test -e "$TMP/started"
 expect_rc 75 "a second --redlock run with --wait 0" "$EDGELOCK" run --wait 0 --lease 5000 $RL rl -- true
 touch "$TMP/release"
 wait "$holder"
@@ -103,18 +106,18 @@ check "... stderr says the validity ran out" grep -q "RedLock validity of [0-9]*
 stop_redis_pid "${REDIS_PIDS[2]}"
 t0=$(now_ms)
 expect_rc 0 "--redlock with one of three servers stopped" \
-    "$EDGELOCK" run --lease 5000 $RL rl -- sh -c "$exists_everywhere" sh "$P1" "$P2"
+    "$EDGELOCK" run --lease 60000 $RL rl -- sh -c "$exists_everywhere" sh "$P1" "$P2"
 t1=$(now_ms)
 read -r e1 e2 validity <"$OUT"
 check "... the key is on both live servers ($e1 $e2)" [ "$e1$e2" = 11 ]
-check "... a validity was passed ($validity)" [ "${validity:-0}" -gt 0 -a "${validity:-0}" -lt 5000 ]
+check "... a validity was passed ($validity)" [ "${validity:-0}" -gt 0 -a "${validity:-0}" -lt 60000 ]
 check "... stderr names the stopped server" grep -q "RedLock server redis://127.0.0.1:$P3" "$ERR"
-check "... within a few seconds ($((t1 - t0)) ms)" [ $((t1 - t0)) -lt 5000 ]
+check "... not hung on the stopped one ($((t1 - t0)) ms < $HANG_MS)" [ $((t1 - t0)) -lt "$HANG_MS" ]
 check "... released on the live servers" [ "$(rcli exists rl)$(redis-cli -p "$P2" exists rl)" = 00 ]
 # Someone else holds rl on the second server: only one of three is to be had,
 # not a majority. The run fails and gives back what it took on the first.
 redis-cli -p "$P2" hset rl "11111111-2222-3333-4444-555555555555:1" 1 >/dev/null
-redis-cli -p "$P2" pexpire rl 20000 >/dev/null
+redis-cli -p "$P2" pexpire rl 600000 >/dev/null
 expect_rc 75 "--redlock when only one server of three can grant it" \
     "$EDGELOCK" run --wait 0 --lease 5000 $RL rl -- touch "$TMP/ran"
 check "... CMD did not run" [ ! -e "$TMP/ran" ]
@@ -127,7 +130,7 @@ t0=$(now_ms)
 expect_rc 69 "--redlock with two of three servers stopped" "$EDGELOCK" run --lease 5000 $RL rl -- touch "$TMP/ran"
 t1=$(now_ms)
 check "... CMD did not run" [ ! -e "$TMP/ran" ]
-check "... within a few seconds ($((t1 - t0)) ms)" [ $((t1 - t0)) -lt 5000 ]
+check "... not hung ($((t1 - t0)) ms < $HANG_MS)" [ $((t1 - t0)) -lt "$HANG_MS" ]
 check "... stderr says a majority is missing" grep -q "a majority (2) is needed" "$ERR"
 LAST=0
 "$EDGELOCK" run --wait 0 --lease 5000 $RL rl -- touch "$TMP/ran" >/dev/null 2>&1 || LAST=$?

@@ -21,10 +21,10 @@ check "the last token is the one in Redis" [ "$(rcli get 'redisson_lock_token:{f
 rm -f "$TMP/release" "$TMP/started"
 "$EDGELOCK" run --fenced fence -- sh -c 'echo "$EDGELOCK_TOKEN" >"$1/t1"; touch "$1/started"; while [ ! -e "$1/release" ]; do sleep 0.02; done' sh "$TMP" &
 holder=$!
-wait_for "fenced holder started" 5000 test -e "$TMP/started"
-"$EDGELOCK" run --fenced --wait 5000 fence -- sh -c 'echo "$EDGELOCK_TOKEN" >"$1/t2"' sh "$TMP" &
+wait_for "fenced holder started" "$HANG_MS" test -e "$TMP/started"
+"$EDGELOCK" run --fenced --wait "$HANG_MS" fence -- sh -c 'echo "$EDGELOCK_TOKEN" >"$1/t2"' sh "$TMP" &
 waiter=$!
-sleep 0.2
+wait_for "the fenced waiter waits" "$HANG_MS" subscribed 'redisson_lock__channel:{fence}'
 touch "$TMP/release"
 wait "$holder"
 check "fenced holder exited 0" [ $? -eq 0 ]
@@ -47,14 +47,14 @@ EDGELOCK_TOKEN=999 expect_rc 0 "a fenced run replaces an inherited EDGELOCK_TOKE
 check "... one EDGELOCK_TOKEN, the new one" [ "$(sed -n 1p "$OUT")" = 1 -a "$(sed -n 2p "$OUT")" -gt "$t2" ]
 
 # --- --read runs overlap ------------------------------------------------------------
-# Each reader marks itself inside, then waits (up to 5 s) until all three are
-# inside at once: only possible when read holds are shared.
+# Each reader marks itself inside, then waits (up to HANG_S) until all three
+# are inside at once: only possible when read holds are shared.
 mkdir "$TMP/in"
-readers_meet='touch "$1/in/$2"; end=$(( $(date +%s) + 5 ))
+readers_meet='touch "$1/in/$2"; end=$(( $(date +%s) + '"$HANG_S"' ))
 while [ "$(ls "$1/in" | wc -l)" -lt 3 ]; do [ "$(date +%s)" -ge "$end" ] && exit 1; sleep 0.02; done'
 pids=()
 for r in 1 2 3; do
-    "$EDGELOCK" run --read --wait 5000 rw -- sh -c "$readers_meet" sh "$TMP" "$r" &
+    "$EDGELOCK" run --read --wait "$HANG_MS" rw -- sh -c "$readers_meet" sh "$TMP" "$r" &
     pids+=($!)
 done
 ok=1
@@ -80,7 +80,7 @@ rmdir "$1/w"'
 loop() { # loop KIND SCRIPT: 4 runs in a row
     local r rc=0
     for r in 1 2 3 4; do
-        "$EDGELOCK" run "$1" --wait 20000 rw -- sh -c "$2" sh "$TMP" || rc=1
+        "$EDGELOCK" run "$1" --wait "$HANG_MS" rw -- sh -c "$2" sh "$TMP" || rc=1
     done
     return $rc
 }
@@ -99,7 +99,7 @@ rm -f "$TMP/started" "$TMP/release"
 hold='touch "$1/started"; while [ ! -e "$1/release" ]; do sleep 0.02; done'
 "$EDGELOCK" run --read rw -- sh -c "$hold" sh "$TMP" &
 holder=$!
-wait_for "reader started" 5000 test -e "$TMP/started"
+wait_for "reader started" "$HANG_MS" test -e "$TMP/started"
 expect_rc 75 "--write --wait 0 while a reader holds" "$EDGELOCK" run --write --wait 0 rw -- true
 expect_rc 0 "--read --wait 0 while a reader holds" "$EDGELOCK" run --read --wait 0 rw -- true
 expect_rc 0 "status of a read-held lock" "$EDGELOCK" status rw --json
@@ -109,7 +109,7 @@ wait "$holder"
 rm -f "$TMP/started" "$TMP/release"
 "$EDGELOCK" run --write rw -- sh -c "$hold" sh "$TMP" &
 holder=$!
-wait_for "writer started" 5000 test -e "$TMP/started"
+wait_for "writer started" "$HANG_MS" test -e "$TMP/started"
 expect_rc 75 "--read --wait 0 while a writer holds" "$EDGELOCK" run --read --wait 0 rw -- true
 expect_rc 75 "--write --wait 0 while a writer holds" "$EDGELOCK" run --write --wait 0 rw -- true
 expect_rc 0 "status of a write-held lock" "$EDGELOCK" status rw
@@ -125,14 +125,14 @@ queue='redisson_lock_queue:{fq}'
 queued() { [ "$(rcli llen "$queue")" -eq "$1" ]; }
 "$EDGELOCK" run --fair fq -- sh -c "$hold" sh "$TMP" &
 holder=$!
-wait_for "fair holder started" 5000 test -e "$TMP/started"
+wait_for "fair holder started" "$HANG_MS" test -e "$TMP/started"
 WAITERS=5
 pids=()
 for w in $(seq 1 $WAITERS); do
-    "$EDGELOCK" run --fair --wait 20000 fq -- sh -c 'echo "$2" >>"$1/order"' sh "$TMP" "$w" &
+    "$EDGELOCK" run --fair --wait "$HANG_MS" fq -- sh -c 'echo "$2" >>"$1/order"' sh "$TMP" "$w" &
     pids+=($!)
     # One at a time: the next starts once this one is queued.
-    wait_for "fair waiter $w queued" 5000 queued "$w"
+    wait_for "fair waiter $w queued" "$HANG_MS" queued "$w"
 done
 expect_rc 0 "status of a fair lock with a queue" "$EDGELOCK" status fq
 check "... lists $WAITERS queued" grep -q "$WAITERS queued" "$OUT"
@@ -166,7 +166,7 @@ for kind in --fair --read --write --fenced; do
     rm -f "$TMP/got" "$TMP/started"
     "$EDGELOCK" run --watchdog 600 $kind "$name" -- sh -c "$cmd_trap" sh "$TMP" 2>"$TMP/lost.err" &
     pid=$!
-    wait_for "$kind: CMD started" 5000 test -e "$TMP/started"
+    wait_for "$kind: CMD started" "$HANG_MS" test -e "$TMP/started"
     rcli del "$name" >/dev/null
     wait "$pid"
     rc=$?

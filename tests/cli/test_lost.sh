@@ -13,7 +13,7 @@ cmd_trap='trap "echo TERM >\"$1/got\"; exit 0" TERM; echo x >"$1/started"; while
 rm -f "$TMP/got" "$TMP/started"
 "$EDGELOCK" run --watchdog 600 lost-del -- sh -c "$cmd_trap" sh "$TMP" >"$TMP/del.out" 2>"$TMP/del.err" &
 pid=$!
-wait_for "CMD started" 5000 test -e "$TMP/started"
+wait_for "CMD started" "$HANG_MS" test -e "$TMP/started"
 rcli del lost-del >/dev/null
 wait "$pid"
 rc=$?
@@ -25,7 +25,7 @@ check "deleted key: stderr says the lock was lost" grep -q "lock 'lost-del' was 
 rm -f "$TMP/got" "$TMP/started"
 "$EDGELOCK" run --watchdog 600 lost-steal -- sh -c "$cmd_trap" sh "$TMP" 2>/dev/null &
 pid=$!
-wait_for "CMD started" 5000 test -e "$TMP/started"
+wait_for "CMD started" "$HANG_MS" test -e "$TMP/started"
 rcli del lost-steal >/dev/null
 expect_rc 0 "another run takes the deleted lock" "$EDGELOCK" run --wait 0 lost-steal -- sleep 0.5
 wait "$pid"
@@ -39,19 +39,19 @@ rm -f "$TMP/got" "$TMP/started"
 expect_rc 70 "fixed lease ran out" "$EDGELOCK" run --lease 400 lost-lease -- sh -c "$cmd_trap" sh "$TMP"
 check "... CMD got SIGTERM" grep -qx TERM "$TMP/got"
 check "... stderr says the lease ran out" grep -q "lease of 400 ms" "$ERR"
-expect_rc 0 "fixed lease long enough: CMD's status" "$EDGELOCK" run --lease 5000 lost-lease -- true
+expect_rc 0 "fixed lease long enough: CMD's status" "$EDGELOCK" run --lease 60000 lost-lease -- true
 check "... and the lock is released at once" lock_free lost-lease
 
 # --- a loss found only at release time (fixed lease: no renewal to notice it) --------
 expect_rc 70 "key deleted under a fixed lease, found at release" \
-    "$EDGELOCK" run --lease 10000 lost-late -- redis-cli -p "$REDIS_PORT" del lost-late
+    "$EDGELOCK" run --lease 60000 lost-late -- redis-cli -p "$REDIS_PORT" del lost-late
 check "... stderr says so" grep -q "lock 'lost-late' was lost before the command finished" "$ERR"
 
 # --- Redis goes away for longer than the watchdog lease ------------------------------
 rm -f "$TMP/got" "$TMP/started"
 "$EDGELOCK" run --watchdog 900 lost-redis -- sh -c "$cmd_trap" sh "$TMP" >"$TMP/redis.out" 2>"$TMP/redis.err" &
 pid=$!
-wait_for "CMD started" 5000 test -e "$TMP/started"
+wait_for "CMD started" "$HANG_MS" test -e "$TMP/started"
 stop_redis
 wait "$pid"
 rc=$?

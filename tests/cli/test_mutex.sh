@@ -20,7 +20,7 @@ rmdir "$1/inside"'
 worker() {
     local r rc=0
     for r in $(seq 1 "$ROUNDS"); do
-        "$EDGELOCK" run --wait 20000 counter-lock -- sh -c "$increment" sh "$TMP" || rc=1
+        "$EDGELOCK" run --wait "$HANG_MS" counter-lock -- sh -c "$increment" sh "$TMP" || rc=1
     done
     return $rc
 }

@@ -16,7 +16,7 @@ for sig in TERM INT HUP; do
     rm -f "$TMP/got" "$TMP/started"
     "$EDGELOCK" run "sig-$sig" -- sh -c "$cmd_trap" "$sig" "$TMP" "$sig" &
     pid=$!
-    wait_for "CMD started ($sig)" 5000 test -e "$TMP/started"
+    wait_for "CMD started ($sig)" "$HANG_MS" test -e "$TMP/started"
     check "lock held while CMD runs ($sig)" lock_held "sig-$sig"
     kill -"$sig" "$pid"
     wait "$pid"
@@ -28,9 +28,9 @@ done
 
 # CMD that does not handle the signal dies by it: 128+N.
 rm -f "$TMP/started"
-"$EDGELOCK" run sig-plain -- sh -c 'echo x >"$1/started"; exec sleep 30' sh "$TMP" &
+"$EDGELOCK" run sig-plain -- sh -c 'echo x >"$1/started"; exec sleep 600' sh "$TMP" &
 pid=$!
-wait_for "CMD started (plain)" 5000 test -e "$TMP/started"
+wait_for "CMD started (plain)" "$HANG_MS" test -e "$TMP/started"
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
@@ -41,10 +41,10 @@ check "the lock was released" lock_free sig-plain
 rm -f "$TMP/started" "$TMP/release"
 "$EDGELOCK" run --watchdog 3000 sig-wait -- sh -c 'echo x >"$1/started"; while [ ! -e "$1/release" ]; do sleep 0.02; done' sh "$TMP" &
 holder=$!
-wait_for "holder started" 5000 test -e "$TMP/started"
+wait_for "holder started" "$HANG_MS" test -e "$TMP/started"
 "$EDGELOCK" run sig-wait -- touch "$TMP/waiter-ran" &
 waiter=$!
-sleep 0.3
+wait_for "the second run waits" "$HANG_MS" subscribed 'redisson_lock__channel:{sig-wait}'
 kill -TERM "$waiter"
 wait "$waiter"
 rc=$?
@@ -57,18 +57,20 @@ check "holder finished with 0" [ $? -eq 0 ]
 check "lock free after the holder" lock_free sig-wait
 
 # SIGKILL of edgelock: CMD gets SIGTERM (parent-death signal), the lock stays
-# until its watchdog lease (2000 ms) runs out, then a waiter gets it.
+# until its watchdog lease (10 s: longer than the checks take) runs out, then a
+# waiter gets it.
 rm -f "$TMP/got" "$TMP/started"
-"$EDGELOCK" run --watchdog 2000 sig-kill -- sh -c "$cmd_trap" TERM "$TMP" TERM &
+"$EDGELOCK" run --watchdog 10000 sig-kill -- sh -c "$cmd_trap" TERM "$TMP" TERM &
 victim=$!
-wait_for "victim CMD started" 5000 test -e "$TMP/started"
-"$EDGELOCK" run --wait 10000 sig-kill -- touch "$TMP/waiter-ran" &
+wait_for "victim CMD started" "$HANG_MS" test -e "$TMP/started"
+"$EDGELOCK" run --wait "$HANG_MS" sig-kill -- touch "$TMP/waiter-ran" &
 waiter=$!
-sleep 0.2
+wait_for "the waiter waits" "$HANG_MS" subscribed 'redisson_lock__channel:{sig-kill}'
 kill -KILL "$victim"
 wait "$victim" 2>/dev/null
-wait_for "CMD of the killed edgelock got SIGTERM" 3000 test -e "$TMP/got"
 check "the killed holder's lock is still there at first" lock_held sig-kill
+check "... and the waiter has not run" [ ! -e "$TMP/waiter-ran" ]
+wait_for "CMD of the killed edgelock got SIGTERM" "$HANG_MS" test -e "$TMP/got"
 wait "$waiter"
 rc=$?
 check "the waiter got the lock after the lease ran out (exit $rc)" [ "$rc" -eq 0 ]

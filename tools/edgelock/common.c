@@ -1,0 +1,143 @@
+/* What the subcommands share (common.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common.h"
+
+static const char *prog = "edgelock";
+int verbose = 0;
+
+/* "edgelock: <message>" on stderr, then the usage lines when `with_usage`. */
+static void say(int with_usage, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void say(int with_usage, const char *fmt, va_list ap)
+{
+    char buf[1024];
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    if (with_usage)
+        fprintf(stderr, "%s: %s\n%sTry 'edgelock --help' for more information.\n", prog, buf, usage_text);
+    else
+        fprintf(stderr, "%s: %s\n", prog, buf);
+}
+
+void msg(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(0, fmt, ap);
+    va_end(ap);
+}
+
+int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(1, fmt, ap);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int parse_ms(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    int64_t v = 0;
+    if (!s || !*s)
+        return 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        v = v * 10 + (*p - '0');
+        if (v > max)
+            return 0;
+    }
+    if (v < min)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int is_unreachable(edgelock_status st)
+{
+    return st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT;
+}
+
+int report_failure(const char *shown_url, const char *what, const char *label, edgelock_status st)
+{
+    if (is_unreachable(st)) {
+        msg("cannot reach Redis at %s (%s while %s %s)", shown_url, edgelock_status_str(st), what, label);
+        return EXIT_UNAVAILABLE;
+    }
+    if (st == EDGELOCK_ERR_REDIS || st == EDGELOCK_ERR_PROTOCOL) {
+        msg("Redis refused %s %s: %s (is the name a key of another type, or a lock of another "
+            "kind? EDGELOCK_LOG=1 shows Redis's answer)",
+            what, label, edgelock_status_str(st));
+        return EXIT_REMOTE;
+    }
+    msg("%s %s failed: %s", what, label, edgelock_status_str(st));
+    return EXIT_OSERR;
+}
+
+int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t timeout_ms,
+                  uint32_t watchdog_ms, edgelock_lock_lost_fn lost, void *lost_user, edgelock_client **client)
+{
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.url = url;
+    cfg.connect_timeout_ms = timeout_ms;
+    cfg.command_timeout_ms = timeout_ms;
+    cfg.max_locks = nlocks;
+    cfg.max_holds = nlocks;
+    cfg.max_waiters = nlocks;
+    cfg.max_subscriptions = nlocks;
+    cfg.max_commands = 12 + 4 * nlocks;
+    if (max_name > cfg.max_name_len)
+        cfg.max_name_len = (uint32_t)max_name;
+    if (watchdog_ms)
+        cfg.watchdog_lease_ms = watchdog_ms;
+    cfg.on_lock_lost = lost;
+    cfg.on_lock_lost_user = lost_user;
+    edgelock_status st = edgelock_client_create(&cfg, NULL, client);
+    if (st == EDGELOCK_ERR_INVALID_ARG)
+        return usage_error("invalid configuration (URL or option)");
+    if (st != EDGELOCK_OK) {
+        msg("cannot create the client: %s", edgelock_status_str(st));
+        return EXIT_OSERR;
+    }
+    return 0;
+}
+
+int new_handle(edgelock_client *client, edgelock_lock_kind kind, const char *name, edgelock_lock *lock)
+{
+    edgelock_status st = edgelock_lock_new_kind(client, kind, name, strlen(name), lock);
+    if (st == EDGELOCK_OK)
+        return 0;
+    if (st == EDGELOCK_ERR_INVALID_ARG)
+        return usage_error("invalid lock name");
+    msg("cannot create the lock handle: %s", edgelock_status_str(st));
+    return EXIT_OSERR;
+}
+
+int make_client(const struct options *o, const char *name, edgelock_client **client, edgelock_lock *lock)
+{
+    int rc = create_client(o->url, 1, strlen(name), REDIS_TIMEOUT_MS, 0, NULL, NULL, client);
+    if (rc)
+        return rc;
+    rc = new_handle(*client, EDGELOCK_REENTRANT, name, lock);
+    if (rc) {
+        edgelock_client_destroy(*client);
+        *client = NULL;
+    }
+    return rc;
+}
+
+void lock_label(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "lock '%.500s'", name);
+}

@@ -1,0 +1,81 @@
+/*
+ * What every subcommand of edgelock(1) shares: exit codes, messages, number
+ * parsing, client and handle creation, and the mapping of a failed library call
+ * to an exit code. Everything here goes through the public C ABI (edgelock.h).
+ */
+#ifndef EDGELOCK_CLI_COMMON_H
+#define EDGELOCK_CLI_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <edgelock/edgelock.h>
+
+/* Exit codes (sysexits.h values where one fits). CMD's own status passes through. */
+enum {
+    EXIT_USAGE = 64,        /* EX_USAGE: bad command line or URL */
+    EXIT_UNAVAILABLE = 69,  /* EX_UNAVAILABLE: Redis cannot be reached (or refused AUTH) */
+    EXIT_LOST = 70,         /* the lock was lost while CMD ran; CMD was sent SIGTERM */
+    EXIT_OSERR = 71,        /* EX_OSERR: cannot fork, start a thread, allocate */
+    EXIT_NOT_ACQUIRED = 75, /* EX_TEMPFAIL: not acquired within --wait */
+    EXIT_REMOTE = 76,       /* EX_PROTOCOL: Redis answered with an error (e.g. NAME is not a lock) */
+    EXIT_CANNOT_EXEC = 126,
+    EXIT_NOT_FOUND = 127
+};
+
+#define DEFAULT_URL "redis://127.0.0.1:6379"
+/* Connect and command timeouts: an unreachable Redis is reported within this. */
+#define REDIS_TIMEOUT_MS 3000u
+#define NAME_MAX_LEN 4096u /* the library's limit on lock names */
+
+/* -v: say on stderr when the lock is waited for, taken, released. */
+extern int verbose;
+
+/* The usage lines and the rest of --help (help.c). */
+extern const char usage_text[];
+extern const char help_text[];
+
+/* The global options every subcommand uses. */
+struct options {
+    const char *url;
+    char shown_url[512]; /* redacted */
+};
+
+/* "edgelock: <message>" on stderr. */
+void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The message, the usage lines and a pointer to --help on stderr; EXIT_USAGE. */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+uint64_t now_ms(void);
+
+/* Strict decimal in [min, max]; no sign, no spaces, no suffix. 1 when valid. */
+int parse_ms(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/* 1 when the lock thread, a library call or a status read says Redis is gone. */
+int is_unreachable(edgelock_status st);
+
+/* The exit code for a failed library call, with its message on stderr.
+ * `what` is what was being done ("acquiring"), `label` the lock ("lock 'x'"). */
+int report_failure(const char *shown_url, const char *what, const char *label, edgelock_status st);
+
+/* A client that owns its loop, sized for `nlocks` lock handles of names up to
+ * `max_name` bytes. 0, or an exit code (with its message said). */
+int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t timeout_ms,
+                  uint32_t watchdog_ms, edgelock_lock_lost_fn lost, void *lost_user,
+                  edgelock_client **client);
+
+/* A lock handle of `kind` for `name` on `client`. 0, or an exit code. */
+int new_handle(edgelock_client *client, edgelock_lock_kind kind, const char *name, edgelock_lock *lock);
+
+/* One client with one reentrant handle (status, unlock --force). 0, or an
+ * exit code (nothing left behind). */
+int make_client(const struct options *o, const char *name, edgelock_client **client, edgelock_lock *lock);
+
+/* "lock 'NAME'" for messages, the name cut to fit. */
+void lock_label(char *out, size_t cap, const char *name);
+
+/* The subcommands other than run (run.h). 0, or an exit code. */
+int cmd_status(const struct options *o, const char *name, int json);
+int cmd_unlock(const struct options *o, const char *name);
+
+#endif

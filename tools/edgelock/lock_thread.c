@@ -1,0 +1,183 @@
+/* The lock thread of `edgelock run` (lock_thread.h). */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lock_thread.h"
+
+static void on_lock_lost(edgelock_client *client, edgelock_lock lock, uint64_t owner, void *user)
+{
+    (void)owner;
+    struct run_state *s = user;
+    int which = 1;
+    for (size_t i = 0; i < s->a->n; i++)
+        if (s->m[i].client == client && s->m[i].lock.id == lock.id)
+            which = (int)i + 1;
+    int none = 0;
+    atomic_compare_exchange_strong(&s->lost, &none, which); /* the first loss is the one reported */
+    pthread_kill(s->main_thread, SIGUSR1);                  /* the main thread takes it in sigwaitinfo() */
+}
+
+/* The reachability check of one member, on a thread of its own for RedLock. */
+struct probe {
+    edgelock_member m;
+    edgelock_status st;
+    int locked;
+};
+
+static void *probe_thread(void *arg)
+{
+    struct probe *p = arg;
+    p->st = edgelock_is_locked(p->m.client, p->m.lock, &p->locked);
+    return NULL;
+}
+
+/* A cheap check before waiting: a lock call waiting forever would otherwise
+ * also wait forever for an unreachable Redis. One server (one lock or a
+ * MultiLock): every member must answer. RedLock: the servers are asked at once
+ * (a dead one costs its connect timeout once, not in turn) and a majority must
+ * answer; each one that does not is named on stderr. *held: members held
+ * elsewhere now. */
+static edgelock_status check_members(struct run_state *s, int *held)
+{
+    const struct run_args *a = s->a;
+    struct probe p[EDGELOCK_MAX_MEMBERS];
+    pthread_t th[EDGELOCK_MAX_MEMBERS];
+    int started[EDGELOCK_MAX_MEMBERS] = {0};
+    *held = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        p[i].m = s->m[i];
+        p[i].locked = 0;
+        if (a->shape == RUN_REDLOCK)
+            started[i] = pthread_create(&th[i], NULL, probe_thread, &p[i]) == 0;
+        if (!started[i]) {
+            probe_thread(&p[i]);
+            if (a->shape != RUN_REDLOCK && p[i].st != EDGELOCK_OK)
+                return p[i].st; /* one server: no point asking about the others */
+        }
+    }
+    edgelock_status first_err = EDGELOCK_OK;
+    size_t ok = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        if (p[i].st == EDGELOCK_OK) {
+            ok++;
+            *held += p[i].locked != 0;
+        } else {
+            if (first_err == EDGELOCK_OK || (is_unreachable(first_err) && !is_unreachable(p[i].st)))
+                first_err = p[i].st; /* an answer with an error says more than silence */
+            msg("RedLock server %s: %s", a->shown[i], edgelock_status_str(p[i].st));
+        }
+    }
+    s->reachable = ok;
+    if (a->shape == RUN_REDLOCK)
+        return ok >= a->n / 2 + 1 ? EDGELOCK_OK : first_err;
+    return first_err;
+}
+
+void *lock_thread(void *arg)
+{
+    struct run_state *s = arg;
+    const struct run_args *a = s->a;
+    int held = 0;
+    int64_t token = 0, validity = 0;
+    edgelock_status check = check_members(s, &held);
+    edgelock_status st = check;
+    if (check == EDGELOCK_OK) {
+        if (held && verbose) {
+            char what[64] = "";
+            if (a->shape == RUN_MULTI)
+                snprintf(what, sizeof(what), " (%d of its %zu locks)", held, a->n);
+            else if (a->shape == RUN_REDLOCK)
+                snprintf(what, sizeof(what), " (on %d of %zu servers)", held, a->n);
+            if (a->wait_ms == EDGELOCK_WAIT_FOREVER)
+                msg("%s is held elsewhere%s; waiting for it", a->label, what);
+            else
+                msg("%s is held elsewhere%s; waiting up to %" PRId64 " ms", a->label, what, a->wait_ms);
+        }
+        switch (a->shape) {
+        case RUN_ONE:
+            st = edgelock_try_lock_token(s->m[0].client, s->m[0].lock, a->wait_ms, a->lease_ms, &token);
+            break;
+        case RUN_MULTI: st = edgelock_multi_try_lock(s->m, a->n, a->wait_ms, a->lease_ms); break;
+        case RUN_REDLOCK:
+            st = edgelock_redlock_try_lock(s->m, a->n, a->wait_ms, a->lease_ms, &validity);
+            break;
+        }
+    }
+    uint64_t at = now_ms();
+
+    pthread_mutex_lock(&s->mu);
+    s->check_st = check;
+    s->acquire_st = st;
+    s->token = token;
+    s->validity_ms = validity;
+    s->acquired_at = at;
+    s->acquire_done = 1;
+    pthread_kill(s->main_thread, SIGUSR1);
+    if (st == EDGELOCK_OK)
+        while (!s->release_requested)
+            pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    if (st != EDGELOCK_OK)
+        return NULL;
+
+    edgelock_status rst = EDGELOCK_OK;
+    switch (a->shape) {
+    case RUN_ONE: rst = edgelock_unlock(s->m[0].client, s->m[0].lock, NULL); break;
+    case RUN_MULTI: rst = edgelock_multi_unlock(s->m, a->n); break;
+    case RUN_REDLOCK: rst = edgelock_redlock_unlock(s->m, a->n); break;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->release_st = rst;
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+void finish_lock_thread(struct run_state *s, pthread_t th)
+{
+    pthread_mutex_lock(&s->mu);
+    s->release_requested = 1;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(th, NULL);
+}
+
+void destroy_clients(struct run_state *s)
+{
+    for (size_t i = 0; i < s->nclients; i++)
+        edgelock_client_destroy(s->clients[i]);
+    s->nclients = 0;
+}
+
+int make_members(const struct options *o, const struct run_args *a, struct run_state *s)
+{
+    size_t max_name = 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (strlen(a->names[i]) > max_name)
+            max_name = strlen(a->names[i]);
+    for (size_t i = 0; i < a->n; i++) {
+        edgelock_client *c;
+        if (a->shape == RUN_REDLOCK || i == 0) {
+            uint32_t nlocks = a->shape == RUN_MULTI ? (uint32_t)a->n : 1;
+            uint32_t timeout = a->shape == RUN_REDLOCK ? REDLOCK_TIMEOUT_MS : REDIS_TIMEOUT_MS;
+            int rc = create_client(a->shape == RUN_REDLOCK ? a->urls[i] : o->url, nlocks, max_name, timeout,
+                                   a->watchdog_ms, on_lock_lost, s, &c);
+            if (rc) {
+                destroy_clients(s);
+                return rc;
+            }
+            s->clients[s->nclients++] = c;
+        }
+        s->m[i].client = s->clients[s->nclients - 1];
+        int rc = new_handle(s->m[i].client, a->kind, a->names[i], &s->m[i].lock);
+        if (rc) {
+            destroy_clients(s);
+            return rc;
+        }
+    }
+    return 0;
+}

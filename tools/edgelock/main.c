@@ -1,0 +1,270 @@
+/*
+ * edgelock(1): the distributed lock for shell scripts and operators, modelled
+ * on flock(1).
+ *
+ *   edgelock [--url URL] run [--wait MS] [--lease MS | --watchdog MS]
+ *            [--fair | --read | --write | --fenced]
+ *            [--multi NAME2,NAME3,... | --redlock URL2,URL3,...] NAME -- CMD [ARG...]
+ *   edgelock [--url URL] status NAME [--json]
+ *   edgelock [--url URL] unlock --force NAME
+ *
+ * Everything goes through the public C ABI only (edgelock.h, blocking calls on
+ * clients that own their loop): `status` reads its snapshot with
+ * edgelock_lock_info_get(), URLs are checked and shown with credentials masked
+ * by edgelock_url_redact(). No Redis key name is built here.
+ *
+ * This file parses the command line and dispatches. The rest, one concern a
+ * file: common.c (exit codes, messages, clients, failures), help.c (--help),
+ * run.c (the `run` subcommand's main thread), lock_thread.c (its lock thread),
+ * child.c (starting CMD), status.c, unlock.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "run.h"
+
+static const char *kind_word(edgelock_lock_kind kind)
+{
+    switch (kind) {
+    case EDGELOCK_FAIR: return "fair ";
+    case EDGELOCK_READ: return "read ";
+    case EDGELOCK_WRITE: return "write ";
+    case EDGELOCK_FENCED: return "fenced ";
+    default: return "";
+    }
+}
+
+/* Splits a --multi / --redlock list in place into out[first..]; *n is the
+ * count so far. 0, or a usage error. */
+static int split_list(const char *flag, char *list, const char **out, size_t *n)
+{
+    for (char *p = list;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = 0;
+        if (!*p)
+            return usage_error("%s: empty item in the comma-separated list", flag);
+        if (*n >= EDGELOCK_MAX_MEMBERS)
+            return usage_error("%s: at most %d members in all (NAME or --url included)", flag,
+                               EDGELOCK_MAX_MEMBERS);
+        out[(*n)++] = p;
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+/* Fills the members of `run` (and the label for messages) from the lock kind
+ * and composite flags. 0, or a usage error. */
+static int run_members(const struct options *o, struct run_args *ra, const char *kind_flag,
+                       const char *list_flag, const char *list_value, int watchdog_given, int lease_given)
+{
+    const char *kw = kind_word(ra->kind);
+    ra->shape = RUN_ONE;
+    ra->n = 1;
+    ra->names[0] = ra->name;
+    ra->urls[0] = o->url;
+    snprintf(ra->shown[0], sizeof(ra->shown[0]), "%s", o->shown_url);
+    if (!list_flag) {
+        snprintf(ra->label, sizeof(ra->label), "%slock '%s'", kw, ra->name);
+        return 0;
+    }
+    if (kind_flag && ra->kind == EDGELOCK_FENCED)
+        return usage_error("--fenced and %s exclude each other: a composite lock has no single token",
+                           list_flag);
+    if (strlen(list_value) >= sizeof(ra->list))
+        return usage_error("%s: the list is longer than %zu bytes", list_flag, sizeof(ra->list) - 1);
+    char *list = strcpy(ra->list, list_value);
+    if (strcmp(list_flag, "--multi") == 0) {
+        ra->shape = RUN_MULTI;
+        int rc = split_list(list_flag, list, ra->names, &ra->n);
+        if (rc)
+            return rc;
+        for (size_t i = 1; i < ra->n; i++) {
+            if (strlen(ra->names[i]) > NAME_MAX_LEN)
+                return usage_error("--multi: a lock name is longer than %u bytes", NAME_MAX_LEN);
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(ra->names[i], ra->names[j]) == 0)
+                    return usage_error("--multi: lock '%s' is named twice", ra->names[i]);
+            ra->urls[i] = o->url;
+            snprintf(ra->shown[i], sizeof(ra->shown[i]), "%s", o->shown_url);
+        }
+        size_t len = (size_t)snprintf(ra->label, sizeof(ra->label), "%sMultiLock '%s'", kw, ra->name);
+        for (size_t i = 1; i < ra->n && len < sizeof(ra->label); i++)
+            len += (size_t)snprintf(ra->label + len, sizeof(ra->label) - len, ", '%s'", ra->names[i]);
+        return 0;
+    }
+
+    ra->shape = RUN_REDLOCK;
+    if (watchdog_given || !lease_given)
+        return usage_error("--redlock needs --lease MS: a RedLock is not renewed by the watchdog, "
+                           "and the command is stopped when its validity runs out");
+    int rc = split_list(list_flag, list, ra->urls, &ra->n);
+    if (rc)
+        return rc;
+    for (size_t i = 1; i < ra->n; i++) {
+        if (edgelock_url_redact(ra->urls[i], ra->shown[i], sizeof(ra->shown[i])) != EDGELOCK_OK)
+            return usage_error("--redlock: server %zu of the list is not a valid URL (expected "
+                               "redis://[user:password@]host[:port][/db]; not shown since it may hold a "
+                               "password)",
+                               i);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(ra->urls[i], ra->urls[j]) == 0)
+                return usage_error("--redlock: server %zu is given twice; RedLock needs independent "
+                                   "servers",
+                                   i);
+        ra->names[i] = ra->name;
+    }
+    snprintf(ra->label, sizeof(ra->label), "%sRedLock '%s' (%zu servers)", kw, ra->name, ra->n);
+    return 0;
+}
+
+/* "--opt VALUE" or "--opt=VALUE": returns the value and advances *i, or NULL. */
+static const char *opt_value(int argc, char **argv, int *i, const char *opt, int *err)
+{
+    size_t n = strlen(opt);
+    const char *a = argv[*i];
+    if (strncmp(a, opt, n) != 0)
+        return NULL;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (a[n] != 0)
+        return NULL;
+    if (*i + 1 >= argc) {
+        *err = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    memset(&o, 0, sizeof(o));
+    const char *env = getenv("EDGELOCK_URL");
+    o.url = env && *env ? env : DEFAULT_URL;
+
+    int i = 1, err = 0;
+    const char *v;
+    const char *sub = NULL;
+    int json = 0, force = 0;
+    struct run_args ra;
+    memset(&ra, 0, sizeof(ra));
+    ra.wait_ms = EDGELOCK_WAIT_FOREVER;
+    ra.lease_ms = EDGELOCK_LEASE_WATCHDOG;
+    int watchdog_given = 0, lease_given = 0;
+    const char *kind_flag = NULL;  /* --fair, --read, --write or --fenced */
+    const char *list_flag = NULL;  /* --multi or --redlock */
+    const char *list_value = NULL; /* its comma-separated list */
+
+    /* Options may come before or after the subcommand, up to NAME. */
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 || (!sub && strcmp(a, "help") == 0)) {
+            fputs(usage_text, stdout);
+            fputs(help_text, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("edgelock %d.%d.%d\n", EDGELOCK_VERSION_MAJOR, EDGELOCK_VERSION_MINOR,
+                   EDGELOCK_VERSION_PATCH);
+            return 0;
+        }
+        if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            verbose = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--url", &err)) != NULL) {
+            o.url = v;
+        } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--wait", &err))) {
+            if (!parse_ms(v, 0, EDGELOCK_MAX_TIME_MS, &ra.wait_ms))
+                return usage_error("--wait: '%s' is not a number of milliseconds", v);
+        } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--lease", &err))) {
+            if (!parse_ms(v, 1, EDGELOCK_MAX_TIME_MS, &ra.lease_ms))
+                return usage_error("--lease: '%s' is not a number of milliseconds > 0", v);
+            lease_given = 1;
+        } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--watchdog", &err))) {
+            int64_t w;
+            if (!parse_ms(v, 30, UINT32_MAX, &w))
+                return usage_error("--watchdog: '%s' is not a number of milliseconds >= 30", v);
+            ra.watchdog_ms = (uint32_t)w;
+            watchdog_given = 1;
+        } else if (sub && strcmp(sub, "run") == 0 &&
+                   (strcmp(a, "--fair") == 0 || strcmp(a, "--read") == 0 || strcmp(a, "--write") == 0 ||
+                    strcmp(a, "--fenced") == 0)) {
+            if (kind_flag && strcmp(kind_flag, a) != 0)
+                return usage_error("%s and %s exclude each other: a lock has one kind", kind_flag, a);
+            kind_flag = a;
+            ra.kind = strcmp(a, "--fair") == 0    ? EDGELOCK_FAIR
+                      : strcmp(a, "--read") == 0  ? EDGELOCK_READ
+                      : strcmp(a, "--write") == 0 ? EDGELOCK_WRITE
+                                                  : EDGELOCK_FENCED;
+        } else if (sub && strcmp(sub, "run") == 0 &&
+                   ((v = opt_value(argc, argv, &i, "--multi", &err)) != NULL ||
+                    (!err && (v = opt_value(argc, argv, &i, "--redlock", &err)) != NULL))) {
+            const char *flag = strncmp(a, "--multi", 7) == 0 ? "--multi" : "--redlock";
+            if (list_flag)
+                return usage_error("%s and %s exclude each other (each may be given once)", list_flag, flag);
+            list_flag = flag;
+            list_value = v;
+        } else if (sub && strcmp(sub, "status") == 0 && strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (sub && strcmp(sub, "unlock") == 0 && strcmp(a, "--force") == 0) {
+            force = 1;
+        } else if (err) {
+            return usage_error("%s needs a value", a);
+        } else if (a[0] == '-' && a[1] != 0) {
+            return usage_error("unknown option '%s'%s", a, sub ? "" : " (before the subcommand)");
+        } else if (!sub) {
+            sub = a;
+            if (strcmp(sub, "run") != 0 && strcmp(sub, "status") != 0 && strcmp(sub, "unlock") != 0)
+                return usage_error("unknown command '%s'", sub);
+        } else if (!ra.name) {
+            ra.name = a;
+            if (strcmp(sub, "run") == 0) {
+                i++;
+                if (i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0)
+                    return usage_error("run: options go before NAME ('%s' after it)", argv[i]);
+                break; /* the rest is [--] CMD [ARG...] */
+            }
+        } else {
+            return usage_error("unexpected argument '%s'", a);
+        }
+        if (err)
+            return usage_error("%s needs a value", a);
+    }
+    if (!sub)
+        return usage_error("no command given");
+    if (!ra.name)
+        return usage_error("%s: no lock NAME given", sub);
+    if (!*ra.name)
+        return usage_error("the lock NAME is empty");
+    if (strlen(ra.name) > NAME_MAX_LEN)
+        return usage_error("the lock NAME is longer than %u bytes", NAME_MAX_LEN);
+    if (edgelock_url_redact(o.url, o.shown_url, sizeof(o.shown_url)) != EDGELOCK_OK)
+        return usage_error("invalid URL (expected redis://[user:password@]host[:port][/db]; not shown "
+                           "since it may hold a password)");
+
+    if (strcmp(sub, "status") == 0)
+        return cmd_status(&o, ra.name, json);
+    if (strcmp(sub, "unlock") == 0) {
+        if (!force)
+            return usage_error("unlock needs --force: it deletes the lock whoever holds it");
+        return cmd_unlock(&o, ra.name);
+    }
+
+    /* run */
+    if (i < argc && strcmp(argv[i], "--") == 0)
+        i++;
+    if (i >= argc)
+        return usage_error("run: no command given after NAME");
+    if (lease_given && watchdog_given)
+        return usage_error("--lease and --watchdog exclude each other");
+    if (!watchdog_given)
+        ra.watchdog_ms = 30000;
+    ra.cmd = argv + i;
+    int rc = run_members(&o, &ra, kind_flag, list_flag, list_value, watchdog_given, lease_given);
+    if (rc)
+        return rc;
+    return cmd_run(&o, &ra);
+}

@@ -1,0 +1,329 @@
+/*
+ * `edgelock run`: take the lock, run CMD while holding it, release it.
+ *
+ * What `run` holds
+ * ----------------
+ * - one lock of one kind (reentrant, fair, read, write, fenced): one client,
+ *   one handle, edgelock_try_lock_token() (the token is 0 except for fenced);
+ * - --multi: a MultiLock over NAME and the listed names, all on the --url
+ *   server: one client, one handle per name, edgelock_multi_try_lock();
+ * - --redlock: a RedLock of NAME over the --url server and the listed ones:
+ *   one client per server, edgelock_redlock_try_lock(), always with a fixed
+ *   lease (no renewal), the validity it returns being how long CMD may run.
+ *
+ * How `run` is put together
+ * -------------------------
+ * - Every signal `run` reacts to (INT, TERM, HUP, CHLD, USR1) is blocked in
+ *   every thread before the clients (and their loop threads) exist; the main
+ *   thread alone takes them with sigwaitinfo(). No signal handler runs, so
+ *   there is nothing async-signal-unsafe to get wrong.
+ * - A helper "lock thread" (lock_thread.c) makes the blocking calls: the
+ *   reachability check, the acquire and, when CMD is done, the release.
+ * - The lock-lost callback runs on a library loop thread: it sets an atomic
+ *   flag and wakes the main thread with SIGUSR1 too.
+ * - The main thread (this file) forks CMD (child.c), forwards INT/TERM/HUP to
+ *   it, reaps it on SIGCHLD, and sends it SIGTERM when the lock is lost or its
+ *   fixed lease (or RedLock validity) runs out.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "lock_thread.h"
+
+static const char *signame(int sig)
+{
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "signal";
+    }
+}
+
+/* Phase 1: waits for the lock thread to report its acquire. 0 then; or, when
+ * INT, TERM or HUP comes first, 128+N (a lock taken just now is given back
+ * first; while the acquire is still under way, the process leaves at once). */
+static int wait_for_acquire(struct run_state *s, pthread_t th, const sigset_t *handled)
+{
+    const struct run_args *a = s->a;
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(handled, &si);
+        if (sig < 0)
+            continue; /* EINTR */
+        pthread_mutex_lock(&s->mu);
+        int done = s->acquire_done;
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+            pthread_mutex_unlock(&s->mu);
+            if (done && s->acquire_st == EDGELOCK_OK) { /* got it just now: give it back */
+                finish_lock_thread(s, th);
+                destroy_clients(s);
+                msg("%s received; %s released without running the command", signame(sig), a->label);
+                return 128 + sig;
+            }
+            /* The API cannot cancel a blocking lock call, and a client must not
+             * be destroyed under a thread that may still enter it: leave at once.
+             * Nothing is held (an acquire whose reply is still on its way would
+             * expire with its lease; a fair lock's queue entry lapses after its
+             * window). */
+            msg("%s received while waiting for %s; gave up", signame(sig), a->label);
+            _exit(128 + sig);
+        }
+        pthread_mutex_unlock(&s->mu);
+        if (done)
+            return 0;
+    }
+}
+
+/* The acquire did not succeed: joins the lock thread, frees the clients and
+ * says why. The exit code. */
+static int acquire_failed(const struct options *o, struct run_state *s, pthread_t th)
+{
+    const struct run_args *a = s->a;
+    edgelock_status st = s->acquire_st;
+    pthread_join(th, NULL);
+    destroy_clients(s);
+    if (st == EDGELOCK_ERR_WAIT_TIMEOUT) {
+        msg("%s not acquired within %" PRId64 " ms", a->label, a->wait_ms);
+        return EXIT_NOT_ACQUIRED;
+    }
+    if (a->shape == RUN_REDLOCK && is_unreachable(st)) {
+        if (s->check_st != EDGELOCK_OK)
+            msg("cannot reach Redis: %zu of the %zu RedLock servers answered, a majority (%zu) is "
+                "needed",
+                s->reachable, a->n, a->n / 2 + 1);
+        else
+            msg("cannot reach Redis: a majority of the %zu RedLock servers did not answer while "
+                "acquiring %s",
+                a->n, a->label);
+        return EXIT_UNAVAILABLE;
+    }
+    return report_failure(o->shown_url, s->check_st != EDGELOCK_OK ? "checking" : "acquiring", a->label, st);
+}
+
+/* -v: how long the wait took and what lease the lock has. */
+static void say_acquired(const struct run_state *s, uint64_t wait_start)
+{
+    const struct run_args *a = s->a;
+    uint64_t waited = s->acquired_at - wait_start;
+    char extra[64] = "";
+    if (a->kind == EDGELOCK_FENCED)
+        snprintf(extra, sizeof(extra), "token %" PRId64 ", ", s->token);
+    if (a->shape == RUN_REDLOCK)
+        msg("acquired %s after %" PRIu64 " ms (fixed lease %" PRId64 " ms, validity %" PRId64 " ms)",
+            a->label, waited, a->lease_ms, s->validity_ms);
+    else if (a->lease_ms == EDGELOCK_LEASE_WATCHDOG)
+        msg("acquired %s after %" PRIu64 " ms (%swatchdog lease %u ms, renewed every %u ms)", a->label,
+            waited, extra, a->watchdog_ms, a->watchdog_ms / 3);
+    else
+        msg("acquired %s after %" PRIu64 " ms (%sfixed lease %" PRId64 " ms)", a->label, waited, extra,
+            a->lease_ms);
+}
+
+/* Forks CMD with its environment (EDGELOCK_TOKEN, EDGELOCK_VALIDITY_MS).
+ * Its pid, or -1 with errno set. */
+static pid_t start_cmd(const struct run_state *s, const char *path, const sigset_t *orig_mask,
+                       int sigchld_was_ignored)
+{
+    const struct run_args *a = s->a;
+    char token_var[64], validity_var[64];
+    char *add[CHILD_VARS] = {NULL, NULL};
+    if (a->kind == EDGELOCK_FENCED) {
+        snprintf(token_var, sizeof(token_var), "EDGELOCK_TOKEN=%" PRId64, s->token);
+        add[0] = token_var;
+    }
+    if (a->shape == RUN_REDLOCK) {
+        snprintf(validity_var, sizeof(validity_var), "EDGELOCK_VALIDITY_MS=%" PRId64, s->validity_ms);
+        add[1] = validity_var;
+    }
+    char **envp = child_environment(add);
+    if (!envp) {
+        errno = ENOMEM;
+        return -1;
+    }
+    pid_t parent = getpid();
+    pid_t child = fork();
+    if (child == 0)
+        exec_child(path, a->cmd, envp, orig_mask, parent, sigchld_was_ignored);
+    int err = errno;
+    free(envp);
+    errno = err;
+    return child;
+}
+
+/* Phase 2: CMD runs while the lock is held. Forwards signals to it, stops it
+ * when the lock is lost or its fixed lease (or RedLock validity) runs out, and
+ * reaps it. CMD's exit code; *lost_reported is set when the lock was lost. */
+static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, int *lost_reported)
+{
+    const struct run_args *a = s->a;
+    int status = 0;
+    /* A fixed lease, or a RedLock's validity, ends at a known time: the lock is
+     * then gone (nothing renews it), whether or not anyone else notices. */
+    uint64_t lease_end = 0;
+    if (a->shape == RUN_REDLOCK)
+        lease_end = s->acquired_at + (uint64_t)s->validity_ms;
+    else if (a->lease_ms > 0)
+        lease_end = s->acquired_at + (uint64_t)a->lease_ms;
+    for (;;) {
+        siginfo_t si;
+        int sig;
+        /* Checked on every turn, not only on SIGUSR1: the lost callback's
+         * SIGUSR1 may have merged with the lock thread's, taken in phase 1. */
+        int lost = atomic_load(&s->lost);
+        if (lost && !*lost_reported) {
+            *lost_reported = 1;
+            char which[600] = "";
+            if (a->shape == RUN_MULTI)
+                snprintf(which, sizeof(which), "lock '%s' of the ", a->names[lost - 1]);
+            msg("%s%s was lost while the command was running (renewal failed: key "
+                "deleted or expired, or Redis gone for a whole lease); sending SIGTERM to "
+                "the command (pid %ld)",
+                which, a->label, (long)child);
+            kill(child, SIGTERM);
+        }
+        if (lease_end && !*lost_reported) {
+            uint64_t now = now_ms();
+            uint64_t left = lease_end > now ? lease_end - now : 0;
+            struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
+            sig = sigtimedwait(handled, &si, &ts);
+            if (sig < 0 && errno == EAGAIN) {
+                *lost_reported = 1;
+                if (a->shape == RUN_REDLOCK)
+                    msg("RedLock validity of %" PRId64 " ms on %s ran out while the command was "
+                        "running (a RedLock is not renewed: give --lease room for the command); "
+                        "sending SIGTERM to the command (pid %ld)",
+                        s->validity_ms, a->label, (long)child);
+                else
+                    msg("fixed lease of %" PRId64 " ms on %s ran out while the command was "
+                        "running; sending SIGTERM to the command (pid %ld)",
+                        a->lease_ms, a->label, (long)child);
+                kill(child, SIGTERM);
+                continue;
+            }
+        } else {
+            sig = sigwaitinfo(handled, &si);
+        }
+        if (sig < 0)
+            continue;
+        if (sig == SIGCHLD) {
+            pid_t r = waitpid(child, &status, WNOHANG);
+            if (r == child)
+                break;
+        } else if (sig == SIGUSR1) {
+            /* a wake-up: the lost flag is checked at the top of the loop */
+        } else {
+            /* The terminal sends its signals to the whole foreground process
+             * group, CMD included (SI_KERNEL): forwarding would double them. */
+            if (si.si_code != SI_KERNEL) {
+                kill(child, sig);
+                if (verbose)
+                    msg("forwarded %s to the command (pid %ld)", signame(sig), (long)child);
+            }
+        }
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+/* Has the lock thread release the lock (it owns the hold) and says how that
+ * went. 1 when the lock turned out to be lost, else lost_reported. */
+static int release(struct run_state *s, pthread_t th, int lost_reported)
+{
+    const struct run_args *a = s->a;
+    finish_lock_thread(s, th);
+    edgelock_status rst = s->release_st;
+    if (rst == EDGELOCK_OK) {
+        if (verbose)
+            msg("released %s after %" PRIu64 " ms", a->label, now_ms() - s->acquired_at);
+    } else if (rst == EDGELOCK_ERR_LOST || rst == EDGELOCK_ERR_NOT_OWNER) {
+        if (!lost_reported)
+            msg("%s was lost before the command finished (%s)", a->label, edgelock_status_str(rst));
+        lost_reported = 1;
+    } else {
+        msg("could not release %s: %s; it expires on its own within its lease", a->label,
+            edgelock_status_str(rst));
+    }
+    return lost_reported;
+}
+
+int cmd_run(const struct options *o, const struct run_args *a)
+{
+    char path[PATH_MAX];
+    int rc = resolve_cmd(a->cmd[0], path, sizeof(path));
+    if (rc) {
+        msg("%s: %s", a->cmd[0], rc == EXIT_NOT_FOUND ? "command not found" : "permission denied");
+        return rc;
+    }
+
+    /* SIGCHLD must not be ignored (children would be reaped by the kernel). */
+    struct sigaction old_chld;
+    sigaction(SIGCHLD, NULL, &old_chld);
+    int sigchld_was_ignored = old_chld.sa_handler == SIG_IGN;
+    signal(SIGCHLD, SIG_DFL);
+
+    sigset_t handled, orig_mask;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGINT);
+    sigaddset(&handled, SIGTERM);
+    sigaddset(&handled, SIGHUP);
+    sigaddset(&handled, SIGCHLD);
+    sigaddset(&handled, SIGUSR1);
+    /* Before any thread exists, so the loop and lock threads inherit the mask. */
+    pthread_sigmask(SIG_BLOCK, &handled, &orig_mask);
+    note_inherited_fds();
+
+    static struct run_state s; /* static: the loop threads' callback points at it */
+    memset(&s, 0, sizeof(s));
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cv, NULL);
+    s.main_thread = pthread_self();
+    s.a = a;
+    atomic_init(&s.lost, 0);
+
+    rc = make_members(o, a, &s);
+    if (rc)
+        return rc;
+
+    pthread_t th;
+    if (pthread_create(&th, NULL, lock_thread, &s) != 0) {
+        msg("cannot start a thread");
+        destroy_clients(&s);
+        return EXIT_OSERR;
+    }
+
+    uint64_t wait_start = now_ms();
+    rc = wait_for_acquire(&s, th, &handled);
+    if (rc)
+        return rc;
+    if (s.acquire_st != EDGELOCK_OK)
+        return acquire_failed(o, &s, th);
+    if (verbose)
+        say_acquired(&s, wait_start);
+
+    pid_t child = start_cmd(&s, path, &orig_mask, sigchld_was_ignored);
+    if (child < 0) {
+        int err = errno;
+        finish_lock_thread(&s, th);
+        destroy_clients(&s);
+        msg("cannot start the command: %s", strerror(err));
+        return EXIT_OSERR;
+    }
+    int lost_reported = 0;
+    int code = supervise(&s, child, &handled, &lost_reported);
+    lost_reported = release(&s, th, lost_reported);
+    destroy_clients(&s);
+    pthread_mutex_destroy(&s.mu);
+    pthread_cond_destroy(&s.cv);
+    return lost_reported ? EXIT_LOST : code;
+}

@@ -1,0 +1,241 @@
+/*
+ * `edgelock status NAME [--json]`: what Redis holds for a lock, from one
+ * atomic snapshot read by edgelock_lock_info_get(). Exit 0 whether the lock is
+ * free or held; 76 when NAME is a Redis value of another type.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+static void json_string(FILE *f, const char *s, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20 || ch == 0x7f)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* Printable text for a person: control bytes escaped. */
+static void text_string(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch == 0x7f)
+            fprintf(f, "\\x%02x", ch);
+        else
+            fputc(ch, f);
+    }
+}
+
+/* Text for ms as "S.mmm s" (ms >= 0). */
+static void print_secs(FILE *f, int64_t ms)
+{
+    fprintf(f, "%" PRId64 ".%03" PRId64 " s", ms / 1000, ms % 1000);
+}
+
+/* The bytes of an entry's owner field that the snapshot holds. */
+static size_t owner_len(const edgelock_lock_entry *e)
+{
+    return e->owner_len < sizeof(e->owner) - 1 ? e->owner_len : sizeof(e->owner) - 1;
+}
+
+/* Entries read before a larger array is tried; most locks have one holder and
+ * no queue. */
+#define INFO_FIRST_CAP 32
+/* Reads left when holders or waiters keep arriving faster than the arrays grow. */
+#define INFO_READS 8
+
+/* The snapshot of `lk` with every holder and waiter in it: read with small
+ * arrays and, while Redis has more entries than they hold, again with arrays of
+ * the size the last read reported (and some room). 0, or an exit code
+ * (message said). */
+static int read_all(edgelock_client *c, edgelock_lock lk, const struct options *o, const char *name,
+                    edgelock_lock_info *info, edgelock_lock_entry **holders, edgelock_lock_entry **queue)
+{
+    size_t hcap = INFO_FIRST_CAP, qcap = INFO_FIRST_CAP;
+    for (int read = 0;; read++) {
+        free(*holders);
+        free(*queue);
+        *holders = malloc(hcap * sizeof(**holders));
+        *queue = malloc(qcap * sizeof(**queue));
+        if (!*holders || !*queue) {
+            msg("cannot allocate the list of holders and waiters of '%s'", name);
+            return EXIT_OSERR;
+        }
+        memset(info, 0, sizeof(*info));
+        info->holders = *holders;
+        info->holders_cap = hcap;
+        info->queue = *queue;
+        info->queue_cap = qcap;
+        edgelock_status st = edgelock_lock_info_get(c, lk, info);
+        if (st != EDGELOCK_OK) {
+            char label[600];
+            lock_label(label, sizeof(label), name);
+            return report_failure(o->shown_url, "reading", label, st);
+        }
+        if ((info->holder_count <= hcap && info->queue_count <= qcap) || read + 1 == INFO_READS)
+            return 0; /* complete, or as much as could be had (the counts say what is missing) */
+        if (info->holder_count > hcap)
+            hcap = info->holder_count + info->holder_count / 2;
+        if (info->queue_count > qcap)
+            qcap = info->queue_count + info->queue_count / 2;
+    }
+}
+
+/* read_all() on a client of its own. *holders and *queue are malloc'ed, also
+ * on failure (free them). */
+static int read_lock_info(const struct options *o, const char *name, edgelock_lock_info *info,
+                          edgelock_lock_entry **holders, edgelock_lock_entry **queue)
+{
+    edgelock_client *c;
+    edgelock_lock lk;
+    *holders = NULL;
+    *queue = NULL;
+    int code = make_client(o, name, &c, &lk);
+    if (code)
+        return code;
+    code = read_all(c, lk, o, name, info, holders, queue);
+    edgelock_client_destroy(c);
+    return code;
+}
+
+static void print_json(const char *name, const edgelock_lock_info *info, size_t nholders, size_t nq)
+{
+    int held = info->state == EDGELOCK_LOCK_HELD;
+    printf("{\"name\":");
+    json_string(stdout, name, strlen(name));
+    printf(",\"state\":\"%s\",\"ttl_ms\":", held ? "held" : "free");
+    if (held && info->ttl_ms >= 0)
+        printf("%" PRId64, info->ttl_ms);
+    else
+        printf("null");
+    printf(",\"mode\":");
+    if (info->mode[0])
+        json_string(stdout, info->mode, strlen(info->mode));
+    else
+        printf("null");
+    printf(",\"holders\":[");
+    for (size_t i = 0; i < nholders; i++) {
+        const edgelock_lock_entry *e = &info->holders[i];
+        printf("%s{\"owner\":", i ? "," : "");
+        json_string(stdout, e->owner, owner_len(e));
+        printf(",\"count\":%" PRId64 "}", e->value);
+    }
+    printf("],\"queue\":[");
+    for (size_t i = 0; i < nq; i++) {
+        if (i)
+            putchar(',');
+        json_string(stdout, info->queue[i].owner, owner_len(&info->queue[i]));
+    }
+    printf("],\"waiters\":[");
+    for (size_t i = 0; i < nq; i++) {
+        const edgelock_lock_entry *e = &info->queue[i];
+        printf("%s{\"owner\":", i ? "," : "");
+        json_string(stdout, e->owner, owner_len(e));
+        if (e->value != -1)
+            printf(",\"deadline_ms\":%" PRId64 ",\"expires_in_ms\":%" PRId64 "}", e->value,
+                   e->value - info->redis_time_ms);
+        else
+            printf(",\"deadline_ms\":null,\"expires_in_ms\":null}");
+    }
+    printf("],\"token\":");
+    if (info->has_token)
+        printf("%" PRId64, info->token);
+    else
+        printf("null");
+    printf("}\n");
+}
+
+static void print_text(const char *name, const edgelock_lock_info *info, size_t nholders, size_t nq)
+{
+    text_string(stdout, name, strlen(name));
+    if (info->state != EDGELOCK_LOCK_HELD) {
+        printf(": free\n");
+    } else {
+        printf(": held");
+        if (info->mode[0]) {
+            printf(" (mode ");
+            text_string(stdout, info->mode, strlen(info->mode));
+            printf(")");
+        }
+        if (info->ttl_ms >= 0) {
+            printf(", expires in ");
+            print_secs(stdout, info->ttl_ms);
+            putchar('\n');
+        } else {
+            printf(", no expiry\n");
+        }
+        printf("  %zu holder%s:\n", info->holder_count, info->holder_count == 1 ? "" : "s");
+        for (size_t i = 0; i < nholders; i++) {
+            printf("    ");
+            text_string(stdout, info->holders[i].owner, owner_len(&info->holders[i]));
+            printf("  count %" PRId64 "\n", info->holders[i].value);
+        }
+        if (nholders < info->holder_count)
+            printf("    ... and %zu more (they kept arriving faster than they could be read)\n",
+                   info->holder_count - nholders);
+    }
+    if (info->queue_count) {
+        int64_t now = info->redis_time_ms;
+        printf("  %zu queued (served in this order):\n", info->queue_count);
+        for (size_t i = 0; i < nq; i++) {
+            const edgelock_lock_entry *e = &info->queue[i];
+            printf("    %zu. ", i + 1);
+            text_string(stdout, e->owner, owner_len(e));
+            if (e->value == -1) {
+                printf("  (no deadline)\n");
+            } else if (e->value >= now) {
+                printf("  deadline in ");
+                print_secs(stdout, e->value - now);
+                putchar('\n');
+            } else {
+                printf("  deadline passed ");
+                print_secs(stdout, now - e->value);
+                printf(" ago (dropped at the next attempt)\n");
+            }
+        }
+        if (nq < info->queue_count)
+            printf("    ... and %zu more (they kept arriving faster than they could be read)\n",
+                   info->queue_count - nq);
+    }
+    if (info->has_token)
+        printf("  fencing token: %" PRId64 " (the last one issued)\n", info->token);
+}
+
+int cmd_status(const struct options *o, const char *name, int json)
+{
+    /* One snapshot, read by the library in one atomic step: the hash and its
+     * TTL, a fair lock's queue with each waiter's deadline, a fenced lock's
+     * last token, and Redis's own time to read the deadlines against. */
+    edgelock_lock_info info;
+    edgelock_lock_entry *holders, *queue;
+    int code = read_lock_info(o, name, &info, &holders, &queue);
+    if (!code && info.state == EDGELOCK_LOCK_WRONG_TYPE) {
+        msg("'%s' is a Redis %s, not a lock", name, info.redis_type);
+        code = EXIT_REMOTE;
+    }
+    if (!code) {
+        size_t nholders = info.holder_count < info.holders_cap ? info.holder_count : info.holders_cap;
+        size_t nq = info.queue_count < info.queue_cap ? info.queue_count : info.queue_cap;
+        if (info.state != EDGELOCK_LOCK_HELD)
+            nholders = 0;
+        if (json)
+            print_json(name, &info, nholders, nq);
+        else
+            print_text(name, &info, nholders, nq);
+        code = fflush(stdout) == 0 ? 0 : EXIT_OSERR;
+    }
+    free(holders);
+    free(queue);
+    return code;
+}
