@@ -58,7 +58,7 @@ static void use_libevent_threads()
 edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_base *base,
                                        edgelock_client **out)
 {
-    if (!cfg || !out)
+    if (!cfg || !out || !client_config_valid(cfg))
         return EDGELOCK_ERR_INVALID_ARG;
     // The owned loop is woken from other threads: libevent must be thread-aware
     // before that base exists. Idempotent.

@@ -219,15 +219,22 @@ static bool build(Client *c, const LinkOps *link)
     return ok;
 }
 
+bool client_config_valid(const edgelock_config *cfg)
+{
+    RedisUrl url;
+    return cfg && valid_config(cfg) && parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url);
+}
+
 Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_base, const LinkOps *link,
                       edgelock_status *st)
 {
     *st = EDGELOCK_ERR_INVALID_ARG;
-    if (!cfg || !valid_config(cfg))
-        return nullptr;
     RedisUrl url;
-    if (!parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url))
+    if (!client_config_valid(cfg) || !parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url)) {
+        if (owns_base && loop.base)
+            event_base_free(loop.base);
         return nullptr;
+    }
 
     *st = EDGELOCK_ERR_NO_MEMORY;
     Client *c = static_cast<Client *>(edgelock_port_alloc(sizeof(Client)));

@@ -83,6 +83,9 @@ inline edgelock_lock_kind lock_kind(Client *c, uint64_t lock_id)
     return lock_get(c, lock_id)->kind;
 }
 
+// True when cfg is one client_create() accepts (fields and URL).
+bool client_config_valid(const edgelock_config *cfg);
+
 // Build a client on loop (libevent: loop->base), every table allocated; the
 // connections are not started. link: how connections reach Redis.
 Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_base, const LinkOps *link,
