@@ -16,18 +16,27 @@ static edgelock_lock make_kind(edgelock_client *c, edgelock_lock_kind kind, cons
     return lk;
 }
 
+// A snapshot to fill: every field set to `fill` (to show which ones the call
+// writes), with the caller's arrays.
+static edgelock_lock_info info_with(int fill, edgelock_lock_entry *holders, size_t nh,
+                                    edgelock_lock_entry *queue, size_t nq)
+{
+    edgelock_lock_info info;
+    memset(&info, fill, sizeof(info));
+    info.holders = holders;
+    info.holders_cap = nh;
+    info.queue = queue;
+    info.queue_cap = nq;
+    return info;
+}
+
 TEST_CASE(info_of_a_free_lock)
 {
     RedisServer &r = shared_server();
     edgelock_client *c = make_client(r.url());
     REQUIRE(c);
     edgelock_lock lk = make_lock(c, "info:free");
-    edgelock_lock_info info;
-    memset(&info, 0x5a, sizeof(info));
-    info.holders = nullptr;
-    info.holders_cap = 0;
-    info.queue = nullptr;
-    info.queue_cap = 0;
+    edgelock_lock_info info = info_with(0x5a, nullptr, 0, nullptr, 0);
     CHECK_ST(edgelock_lock_info_get(c, lk, &info), EDGELOCK_OK);
     CHECK_EQ(info.state, EDGELOCK_LOCK_FREE);
     CHECK(strcmp(info.redis_type, "none") == 0);
@@ -50,12 +59,7 @@ TEST_CASE(info_names_holders_mode_token_and_queue)
     edgelock_lock rd = make_kind(c, EDGELOCK_READ, "info:rw");
     CHECK_ST(edgelock_try_lock(c, rd, 0, 30000), EDGELOCK_OK);
     edgelock_lock_entry holders[4], queue[4];
-    edgelock_lock_info info;
-    memset(&info, 0, sizeof(info));
-    info.holders = holders;
-    info.holders_cap = 4;
-    info.queue = queue;
-    info.queue_cap = 4;
+    edgelock_lock_info info = info_with(0, holders, 4, queue, 4);
     CHECK_ST(edgelock_lock_info_get(c, rd, &info), EDGELOCK_OK);
     CHECK_EQ(info.state, EDGELOCK_LOCK_HELD);
     CHECK(strcmp(info.mode, "read") == 0);
