@@ -12,12 +12,16 @@
 #   WIRE_RUNS   runs per build and mode (default 1). With 2 or more, every run
 #               is diffed against the first old run of its mode, which also
 #               shows whether the scenario itself is deterministic.
-#   WIRE_MODES  server modes (default "scripts noscript"):
-#               scripts   a plain server: the client's SCRIPT LOADs succeed and
+#   WIRE_MODES  modes (default "scripts flush"):
+#               scripts   the client loads its scripts when it connects and
 #                         every script call is an EVALSHA;
-#               noscript  SCRIPT renamed away (--rename-command SCRIPT ""): the
-#                         loads fail, every EVALSHA gets NOSCRIPT and is re-sent
-#                         as EVAL with the script body.
+#               flush     the scenario pauses once connected (its go-file
+#                         argument) while this script runs SCRIPT FLUSH, so
+#                         the first call of each script gets NOSCRIPT and is
+#                         re-sent as EVAL with the script body.
+#   WIRE_STRACE=1  also record the scenario's socket writes with strace and
+#               compare the decoded byte streams (resp_stream.py checks that
+#               each stream is exactly the canonical RESP of its commands).
 # Exit status: 0 identical, 1 a difference, 2 a setup failure.
 # Needs redis-server, redis-cli, python3, cc, pkg-config (hiredis, libevent).
 set -u
@@ -32,7 +36,8 @@ new_build=$(cd "$2" && pwd) || exit 2
 out=${3:-$(mktemp -d /tmp/edgelock-wire.XXXXXX)}
 mkdir -p "$out" || exit 2
 runs=${WIRE_RUNS:-1}
-modes=${WIRE_MODES:-scripts noscript}
+modes=${WIRE_MODES:-scripts flush}
+strace_on=${WIRE_STRACE:-0}
 password=wire-pw
 
 free_port() {
@@ -75,14 +80,12 @@ build_scenario() { # name build_dir
 }
 
 run_one() { # build-name mode tag
-    local bin=$out/scenario-$1 log=$out/monitor-$3.raw i
-    local extra=()
-    [ "$2" = noscript ] && extra=(--rename-command SCRIPT '""')
+    local bin=$out/scenario-$1 log=$out/monitor-$3.raw
     # A fresh server for every run: no scripts cached, no keys.
     redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-        --requirepass "$password" "${extra[@]}" >"$out/redis-$3.log" 2>&1 &
+        --requirepass "$password" >"$out/redis-$3.log" 2>&1 &
     server_pid=$!
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         cli PING 2>/dev/null | grep -q PONG && break
         sleep 0.05
     done
@@ -92,20 +95,44 @@ run_one() { # build-name mode tag
     fi
     cli MONITOR >"$log" 2>&1 &
     monitor_pid=$!
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         grep -q '^OK' "$log" && break
         sleep 0.05
     done
-    "$bin" "redis://default:$password@127.0.0.1:$port/1" >"$out/stdout-$3.txt" 2>&1
-    echo "exit $?" >>"$out/stdout-$3.txt"
+    local url="redis://default:$password@127.0.0.1:$port/1" rc
+    local run=(timeout 120)
+    [ "$strace_on" = 1 ] && run+=(strace -f -xx -s 1000000 -e "trace=write,sendto" -o "$out/strace-$3.txt")
+    if [ "$2" = flush ]; then
+        local go=$out/go-$3
+        rm -f "$go"
+        "${run[@]}" "$bin" "$url" "$go" >"$out/stdout-$3.txt" 2>&1 &
+        local pid=$!
+        for _ in $(seq 200); do
+            grep -q '^paused$' "$out/stdout-$3.txt" && break
+            sleep 0.05
+        done
+        grep -q '^paused$' "$out/stdout-$3.txt" || echo "scenario did not pause" >&2
+        cli SCRIPT FLUSH >/dev/null
+        touch "$go"
+        wait "$pid"
+        rc=$?
+    else
+        "${run[@]}" "$bin" "$url" >"$out/stdout-$3.txt" 2>&1
+        rc=$?
+    fi
+    echo "exit $rc" >>"$out/stdout-$3.txt"
     # Everything the scenario sent is in the log once this marker is.
     cli ECHO wire-compare-end >/dev/null
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         grep -q '"ECHO" "wire-compare-end"' "$log" && break
         sleep 0.05
     done
     cleanup
     python3 "$here/normalise.py" <"$log" >"$out/monitor-$3.txt"
+    if [ "$strace_on" = 1 ]; then
+        python3 "$here/resp_stream.py" "$out/strace-$3.txt" >"$out/bytes-$3.txt" 2>"$out/bytes-$3.err" ||
+            echo "$3: the socket writes do not parse as canonical RESP (see $out/bytes-$3.txt)" >&2
+    fi
 }
 
 build_scenario old "$old_build" || exit 2
@@ -135,8 +162,14 @@ for tag in "${tags[@]}"; do
     d1=$?
     diff -u "$out/stdout-$ref.txt" "$out/stdout-$tag.txt" >>"$out/diff-$tag.txt"
     d2=$?
-    if [ $d1 -eq 0 ] && [ $d2 -eq 0 ]; then
-        echo "identical (commands and scenario output)"
+    d3=0
+    if [ "$strace_on" = 1 ]; then
+        echo "   socket bytes: $(tr '\n' ' ' <"$out/bytes-$ref.err")vs $(tr '\n' ' ' <"$out/bytes-$tag.err")"
+        diff -u "$out/bytes-$ref.txt" "$out/bytes-$tag.txt" >>"$out/diff-$tag.txt"
+        d3=$?
+    fi
+    if [ $d1 -eq 0 ] && [ $d2 -eq 0 ] && [ $d3 -eq 0 ]; then
+        echo "identical (commands$([ "$strace_on" = 1 ] && echo ", socket bytes") and scenario output)"
     else
         status=1
         cat "$out/diff-$tag.txt"

@@ -4,7 +4,12 @@
  * with MONITOR). Uses only API that existed at 9c902a3 (before the engine was
  * split into layers), so the same file links against both.
  *
- * Usage: scenario <redis-url>
+ * Usage: scenario <redis-url> [<go-file>]
+ *
+ * With <go-file>, once connected (scripts loaded, one command answered) the
+ * scenario prints "paused" and waits until <go-file> exists: compare.sh uses
+ * the pause to SCRIPT FLUSH the server, so that every script's first call gets
+ * NOSCRIPT and is re-sent as EVAL.
  *
  * Deterministic by construction: one client (client id "wire"), blocking calls
  * made one after another; the only second thread is a single worker that runs
@@ -20,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "edgelock/edgelock.h"
 
@@ -48,10 +54,10 @@ static void step(const char *what, edgelock_status st, edgelock_status want, con
 
 /* The call is made before the value expression is evaluated (argument order is
  * unspecified in C, and the value usually reads what the call wrote). */
-#define STEP(what, call, want, value)                                                                         \
-    do {                                                                                                      \
-        edgelock_status st_ = (call);                                                                         \
-        step((what), st_, (want), (value));                                                                   \
+#define STEP(what, call, want, value)                                                                        \
+    do {                                                                                                     \
+        edgelock_status st_ = (call);                                                                        \
+        step((what), st_, (want), (value));                                                                  \
     } while (0)
 
 static const char *num(int64_t v)
@@ -168,8 +174,13 @@ static void basic(edgelock_lock_kind kind, const char *name)
     STEP(what, edgelock_unlock(cl, lk, &i), EDGELOCK_OK, num(i));
     snprintf(what, sizeof(what), "%s unlock 2", name);
     STEP(what, edgelock_unlock(cl, lk, &i), EDGELOCK_OK, num(i));
+    /* Not held any more. As in Redisson, the fair and read-write release
+     * scripts answer "released" when the lock key is gone (and publish); only
+     * the reentrant one answers nil (not the owner). */
     snprintf(what, sizeof(what), "%s unlock 3 (not held)", name);
-    STEP(what, edgelock_unlock(cl, lk, &i), EDGELOCK_ERR_NOT_OWNER, NULL);
+    i = -1;
+    STEP(what, edgelock_unlock(cl, lk, &i),
+         kind == EDGELOCK_REENTRANT || kind == EDGELOCK_FENCED ? EDGELOCK_ERR_NOT_OWNER : EDGELOCK_OK, num(i));
     snprintf(what, sizeof(what), "%s is_locked after", name);
     STEP(what, edgelock_is_locked(cl, lk, &i), EDGELOCK_OK, num(i));
     snprintf(what, sizeof(what), "%s hold_count after", name);
@@ -208,8 +219,8 @@ int main(int argc, char **argv)
     int i = 0;
     int64_t v = 0;
 
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s redis-url\n", argv[0]);
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: %s redis-url [go-file]\n", argv[0]);
         return 2;
     }
     edgelock_config_init(&cfg);
@@ -223,6 +234,17 @@ int main(int argc, char **argv)
     sem_init(&job_ready, 0, 0);
     sem_init(&job_done, 0, 0);
     pthread_create(&th, NULL, worker, NULL);
+
+    /* 0. Connected: the first call returns once the connection is up. */
+    a = new_lock(EDGELOCK_REENTRANT, "wire-first");
+    STEP("first: is_locked", edgelock_is_locked(cl, a, &i), EDGELOCK_OK, num(i));
+    STEP("first: lock_free", edgelock_lock_free(cl, a), EDGELOCK_OK, NULL);
+    if (argc == 3) {
+        printf("paused\n");
+        fflush(stdout);
+        while (access(argv[2], F_OK) != 0)
+            sleep_ms(10);
+    }
 
     /* 1. Every kind: take, re-enter, query, release twice. */
     basic(EDGELOCK_REENTRANT, "wire-reentrant");
@@ -238,10 +260,13 @@ int main(int argc, char **argv)
     r = new_lock(EDGELOCK_READ, "wire-wd-rw");
     f = new_lock(EDGELOCK_FAIR, "wire-wd-fair");
     STEP("wd acquire (lock())", edgelock_acquire(cl, a), EDGELOCK_OK, NULL);
-    STEP("wd read try_lock watchdog", edgelock_try_lock(cl, r, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK, NULL);
-    STEP("wd fair try_lock watchdog", edgelock_try_lock(cl, f, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK, NULL);
+    STEP("wd read try_lock watchdog", edgelock_try_lock(cl, r, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK,
+         NULL);
+    STEP("wd fair try_lock watchdog", edgelock_try_lock(cl, f, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK,
+         NULL);
     sleep_ms(1500);
-    STEP("wd remaining_ttl", edgelock_remaining_ttl(cl, a, &v), EDGELOCK_OK, v > 1000 && v <= 3000 ? "(1000,3000]" : num(v));
+    STEP("wd remaining_ttl", edgelock_remaining_ttl(cl, a, &v), EDGELOCK_OK,
+         v > 1000 && v <= 3000 ? "(1000,3000]" : num(v));
     STEP("wd unlock", edgelock_unlock(cl, a, &i), EDGELOCK_OK, num(i));
     STEP("wd read unlock", edgelock_unlock(cl, r, &i), EDGELOCK_OK, num(i));
     STEP("wd fair unlock", edgelock_unlock(cl, f, &i), EDGELOCK_OK, num(i));
@@ -254,11 +279,14 @@ int main(int argc, char **argv)
     STEP("force: unlock (lost)", edgelock_unlock(cl, b, &i), EDGELOCK_ERR_LOST, NULL);
     STEP("force fair: try_lock", edgelock_try_lock(cl, f, 0, 10000), EDGELOCK_OK, NULL);
     STEP("force fair: force_unlock", edgelock_force_unlock(cl, f, &i), EDGELOCK_OK, num(i));
-    STEP("force fair: unlock (lost)", edgelock_unlock(cl, f, &i), EDGELOCK_ERR_LOST, NULL);
+    /* The key is gone: the fair and write release scripts answer "released". */
+    i = -1;
+    STEP("force fair: unlock (key gone)", edgelock_unlock(cl, f, &i), EDGELOCK_OK, num(i));
     w = new_lock(EDGELOCK_WRITE, "wire-wd-rw");
     STEP("force write: try_lock", edgelock_try_lock(cl, w, 0, 10000), EDGELOCK_OK, NULL);
     STEP("force write: force_unlock", edgelock_force_unlock(cl, w, &i), EDGELOCK_OK, num(i));
-    STEP("force write: unlock (lost)", edgelock_unlock(cl, w, &i), EDGELOCK_ERR_LOST, NULL);
+    i = -1;
+    STEP("force write: unlock (key gone)", edgelock_unlock(cl, w, &i), EDGELOCK_OK, num(i));
 
     /* 4. MultiLock over two reentrant locks: a fixed lease (taken with lease +
      *    wait, then aligned) and the watchdog. */
@@ -273,7 +301,8 @@ int main(int argc, char **argv)
         STEP("multi_unlock", edgelock_multi_unlock(m, 2), EDGELOCK_OK, NULL);
         STEP("multi_try_lock 0 10000", edgelock_multi_try_lock(m, 2, 0, 10000), EDGELOCK_OK, NULL);
         STEP("multi_unlock", edgelock_multi_unlock(m, 2), EDGELOCK_OK, NULL);
-        STEP("redlock_try_lock (1 member)", edgelock_redlock_try_lock(m, 1, 0, 10000, NULL), EDGELOCK_OK, NULL);
+        STEP("redlock_try_lock (1 member)", edgelock_redlock_try_lock(m, 1, 0, 10000, NULL), EDGELOCK_OK,
+             NULL);
         STEP("redlock_unlock", edgelock_redlock_unlock(m, 1), EDGELOCK_OK, NULL);
     }
 
