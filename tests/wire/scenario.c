@@ -180,7 +180,8 @@ static void basic(edgelock_lock_kind kind, const char *name)
     snprintf(what, sizeof(what), "%s unlock 3 (not held)", name);
     i = -1;
     STEP(what, edgelock_unlock(cl, lk, &i),
-         kind == EDGELOCK_REENTRANT || kind == EDGELOCK_FENCED ? EDGELOCK_ERR_NOT_OWNER : EDGELOCK_OK, num(i));
+         kind == EDGELOCK_REENTRANT || kind == EDGELOCK_FENCED ? EDGELOCK_ERR_NOT_OWNER : EDGELOCK_OK,
+         num(i));
     snprintf(what, sizeof(what), "%s is_locked after", name);
     STEP(what, edgelock_is_locked(cl, lk, &i), EDGELOCK_OK, num(i));
     snprintf(what, sizeof(what), "%s hold_count after", name);
