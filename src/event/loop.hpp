@@ -19,7 +19,9 @@ namespace edgelock
 struct Loop;
 struct Timer;
 
-using TimerFn = void (*)(void *arg);
+// arg: as given to timer_init(); t: the timer that fired (one callback may
+// serve a table of timers).
+using TimerFn = void (*)(void *arg, Timer *t);
 
 struct LoopOps {
     uint64_t (*now_ms)(Loop *loop);                 // monotonic; only differences matter
@@ -39,10 +41,7 @@ struct Timer {
     Loop *loop;
     TimerFn fn;
     void *arg;
-    struct event *ev; // libevent
-    uint64_t due_ms;  // fake: when it fires
-    bool armed;       // fake
-    Timer *next;      // fake: its list of timers
+    void *impl; // the implementation's: libevent's struct event, the fake's record
 };
 
 // A Loop over a libevent base (the caller's or the client's own).

@@ -15,13 +15,18 @@ static uint64_t now_ms(Loop *)
 static void fire(evutil_socket_t, short, void *arg)
 {
     auto *t = static_cast<Timer *>(arg);
-    t->fn(t->arg);
+    t->fn(t->arg, t);
+}
+
+static struct event *ev_of(Timer *t)
+{
+    return static_cast<struct event *>(t->impl);
 }
 
 static bool init(Timer *t)
 {
-    t->ev = event_new(t->loop->base, -1, 0, fire, t);
-    return t->ev != nullptr;
+    t->impl = event_new(t->loop->base, -1, 0, fire, t);
+    return t->impl != nullptr;
 }
 
 static void arm(Timer *t, uint64_t delay_ms)
@@ -32,20 +37,20 @@ static void arm(Timer *t, uint64_t delay_ms)
     struct timeval tv;
     tv.tv_sec = (time_t)(delay_ms / 1000);
     tv.tv_usec = (suseconds_t)((delay_ms % 1000) * 1000);
-    event_add(t->ev, &tv);
+    event_add(ev_of(t), &tv);
 }
 
 static void cancel(Timer *t)
 {
-    if (t->ev)
-        event_del(t->ev);
+    if (t->impl)
+        event_del(ev_of(t));
 }
 
 static void fini(Timer *t)
 {
-    if (t->ev)
-        event_free(t->ev);
-    t->ev = nullptr;
+    if (t->impl)
+        event_free(ev_of(t));
+    t->impl = nullptr;
 }
 
 static const LoopOps kLibeventOps = {now_ms, init, arm, cancel, fini};

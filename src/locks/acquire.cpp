@@ -30,15 +30,12 @@ namespace edgelock
 
 static constexpr uint64_t kFairFallbackMs = 100;
 
-static void timer_fired(void *arg);
+static void timer_fired(void *arg, Timer *t);
 
 bool acquire_init_timers(Client *c)
 {
     for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
-        WaiterTimer &t = c->waiter_timers[i];
-        t.client = c;
-        t.index = i;
-        if (!timer_init(&t.timer, &c->loop, timer_fired, &t))
+        if (!timer_init(&c->waiter_timers[i], &c->loop, timer_fired, c))
             return false;
     }
     return true;
@@ -47,7 +44,7 @@ bool acquire_init_timers(Client *c)
 void acquire_fini_timers(Client *c)
 {
     for (uint32_t i = 0; i < c->waiters.capacity(); i++)
-        timer_fini(&c->waiter_timers[i].timer);
+        timer_fini(&c->waiter_timers[i]);
 }
 
 static int64_t effective_lease(const Client *c, int64_t lease_ms)
@@ -71,7 +68,7 @@ static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value 
     Waiter *w = c->waiters.get(index);
     if (st != EDGELOCK_OK && w->attempted && !c->closing && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
         abandon_fair_queue(c, w);
-    timer_cancel(&c->waiter_timers[index].timer);
+    timer_cancel(&c->waiter_timers[index]);
     if (w->sub_index != kNoIndex)
         pubsub_leave(&c->pubsub, w->sub_index);
     if (hold_settle(c, w->hold_index, st == EDGELOCK_OK, w->lease_ms, sent_ms))
@@ -101,9 +98,9 @@ static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t dela
     w->timer_is_deadline = delay_ms >= left;
     if (delay_ms > left)
         delay_ms = left;
-    timer_cancel(&c->waiter_timers[index].timer);
+    timer_cancel(&c->waiter_timers[index]);
     if (delay_ms != kForever)
-        timer_arm(&c->waiter_timers[index].timer, delay_ms);
+        timer_arm(&c->waiter_timers[index], delay_ms);
 }
 
 static void acquire_done(Client *c, const LockCall *call, uint64_t id, uint64_t sent_ms, redisReply *reply,
@@ -135,7 +132,7 @@ static void attempt(Client *c, uint32_t index)
         c->starved_waiters--;
     w->starved = false;
     w->wake_pending = false;
-    timer_cancel(&c->waiter_timers[index].timer);
+    timer_cancel(&c->waiter_timers[index]);
     w->state = WaiterState::Attempting;
     w->attempted = true;
 }
@@ -283,11 +280,10 @@ static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
     wait_for(c, index, WaiterState::Waiting, kForever);
 }
 
-static void timer_fired(void *arg)
+static void timer_fired(void *arg, Timer *t)
 {
-    auto *t = static_cast<WaiterTimer *>(arg);
-    Client *c = t->client;
-    uint32_t index = t->index;
+    auto *c = static_cast<Client *>(arg);
+    uint32_t index = (uint32_t)(t - c->waiter_timers);
     Waiter *w = c->waiters.get(index);
     if (!w || w->state == WaiterState::Attempting)
         return;

@@ -37,12 +37,8 @@ struct Waiter {
     edgelock_status last_error;       // a connection problem seen while waiting
 };
 
-// One timer per waiter slot (index i serves waiter slot i).
-struct WaiterTimer {
-    Timer timer;
-    Client *client;
-    uint32_t index;
-};
+// One timer per waiter slot: c->waiter_timers[i] serves waiter slot i.
+using WaiterTimer = Timer;
 
 bool acquire_init_timers(Client *c); // c->waiter_timers allocated, zeroed
 void acquire_fini_timers(Client *c);

@@ -24,24 +24,26 @@ using LockCallDoneFn = void (*)(Client *c, const LockCall *call, uint64_t id, ui
                                 struct redisReply *reply, edgelock_status st);
 
 struct LockCall {
-    LockOp op = LockOp::Acquire;
-    bool read_batch = false;       // Renew: a batch of read holds (rw_renew.lua)
-    bool pins_lock = false;        // holds a ref on lock_id (its name is needed to format it)
-    bool unpin_when_sent = false;  // housekeeping no caller waits on: the handle may go once sent
-    bool cleanup = false;          // Release: an uncertain acquire's undo; no caller
-    bool force_eval = false;       // a script not preloaded: always EVAL
-    LockCallDoneFn done = nullptr; // null: the outcome is not needed
+    // Words first, then pointers, then bytes: no padding, so that it fits
+    // CommandArgs on 32- and 64-bit targets alike.
     uint64_t lock_id = 0;
     uint64_t owner = 0;
-    uint64_t ref = 0;     // Acquire: waiter id
-    int64_t lease_ms = 0; // Acquire: lease; Release: lease to restore on a partial release
+    uint64_t ref = 0;              // Acquire: waiter id
+    int64_t lease_ms = 0;          // Acquire: lease; Release: lease to restore on a partial release
+    uint8_t request_id[16] = {};   // unlock latch
+    LockCallDoneFn done = nullptr; // null: the outcome is not needed
     edgelock_result_fn cb = nullptr;
     void *user = nullptr;
     edgelock_lock_info *info = nullptr;
-    uint8_t request_id[16] = {}; // unlock latch
+    LockOp op = LockOp::Acquire;
+    bool read_batch = false;      // Renew: a batch of read holds (rw_renew.lua)
+    bool pins_lock = false;       // holds a ref on lock_id (its name is needed to format it)
+    bool unpin_when_sent = false; // housekeeping no caller waits on: the handle may go once sent
+    bool cleanup = false;         // Release: an uncertain acquire's undo; no caller
+    bool force_eval = false;      // a script not preloaded: always EVAL
 
     // op on lock_id (0: none), completing through done; everything else zero.
-    LockCall(LockOp o, uint64_t lock, LockCallDoneFn fn) : op(o), done(fn), lock_id(lock) {}
+    LockCall(LockOp o, uint64_t lock, LockCallDoneFn fn) : lock_id(lock), done(fn), op(o) {}
 };
 static_assert(sizeof(LockCall) <= sizeof(CommandArgs), "LockCall does not fit a queue slot");
 

@@ -15,7 +15,7 @@
 namespace edgelock
 {
 
-static void tick(void *arg);
+static void tick(void *arg, Timer *);
 
 bool watchdog_init(Client *c)
 {
@@ -45,7 +45,7 @@ void watchdog_kick(Client *c)
     // After an outage, find out at once whether the holds survived it.
     if (!c->closing && c->watchdog.armed) {
         timer_cancel(&c->watchdog.timer);
-        tick(c);
+        tick(c, &c->watchdog.timer);
     }
 }
 
@@ -109,7 +109,7 @@ static bool batch_add(Client *c, RenewBatch &b, Hold *h)
     return true;
 }
 
-static void tick(void *arg)
+static void tick(void *arg, Timer *)
 {
     auto *c = static_cast<Client *>(arg);
     c->watchdog.armed = false;

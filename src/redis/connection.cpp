@@ -79,7 +79,7 @@ void conn_link_reply(Connection *conn, redisReply *reply, void *privdata)
         conn->hooks.reply(conn->hooks.reply_ctx, reply, privdata);
 }
 
-static void timer_fired(void *arg)
+static void timer_fired(void *arg, Timer *)
 {
     auto *conn = static_cast<Connection *>(arg);
     if (conn->state == ConnState::Connecting) {

@@ -34,7 +34,7 @@ static Command *from_privdata(CommandQueue *q, void *p, uint32_t *index)
     return cmd;
 }
 
-static void timer_fired(void *arg);
+static void timer_fired(void *arg, Timer *);
 
 bool queue_init(CommandQueue *q, FixedTable<Command>::Slot *storage, uint32_t capacity, char *buf,
                 uint32_t buf_len, Connection *conn, Loop *loop, uint32_t timeout_ms, const QueueHooks &hooks)
@@ -231,7 +231,7 @@ void queue_fail_all(CommandQueue *q, edgelock_status st)
     q->timer_at = kForever;
 }
 
-static void timer_fired(void *arg)
+static void timer_fired(void *arg, Timer *)
 {
     auto *q = static_cast<CommandQueue *>(arg);
     q->timer_at = kForever;

@@ -31,18 +31,19 @@ enum class CmdState : uint8_t { Queued, Sent };
 using CommandDoneFn = void (*)(void *ctx, const Command *cmd, uint64_t id, struct redisReply *reply,
                                edgelock_status st);
 
-// The creator's arguments, opaque to the queue (see locks/calls.hpp).
+// The creator's arguments, opaque to the queue: room for 7 words of 64 bits
+// and 4 pointers (locks/calls.hpp's LockCall, which checks that it fits).
 struct CommandArgs {
-    alignas(8) unsigned char bytes[96];
+    alignas(8) unsigned char bytes[7 * 8 + 4 * sizeof(void *)];
 };
 
 struct Command {
-    CmdState state;
-    bool eval_fallback; // NOSCRIPT seen: the formatter sends the script body with EVAL
     uint64_t deadline_ms;
     uint64_t sent_ms;
-    uint32_t next; // send FIFO link
     CommandDoneFn done;
+    uint32_t next; // send FIFO link
+    CmdState state;
+    bool eval_fallback; // NOSCRIPT seen: the formatter sends the script body with EVAL
     CommandArgs args;
 };
 

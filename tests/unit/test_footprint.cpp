@@ -236,9 +236,11 @@ TEST_CASE(print_the_figures)
            (unsigned long long)channel_len(cfg.max_name_len));
     printf("footprint: per command       %llu bytes\n", (unsigned long long)per_command());
     printf("footprint: fixed             %llu bytes (client %llu + command buffer %llu + 4 events)"
-           " + %llu in blocking mode\n",
+           " + %llu in blocking mode (loop thread state %llu + 1 event)\n",
            (unsigned long long)fixed(cfg.max_name_len, false), (unsigned long long)sizeof(Client),
-           (unsigned long long)command_buffer(cfg.max_name_len), (unsigned long long)event_bytes());
+           (unsigned long long)command_buffer(cfg.max_name_len),
+           (unsigned long long)(sizeof(BlockingFace) + event_bytes()),
+           (unsigned long long)sizeof(BlockingFace));
     printf("footprint: default config    %llu bytes event-loop, %llu blocking"
            " (locks %u, holds %u, waiters %u, subscriptions %u, commands %u, names %u)\n",
            (unsigned long long)def, (unsigned long long)blocking, cfg.max_locks, cfg.max_holds,

@@ -23,29 +23,37 @@ static uint64_t fake_now(Loop *loop)
     return fake_of(loop)->now;
 }
 
+static FakeLoop::Record *record_of(Timer *t)
+{
+    return static_cast<FakeLoop::Record *>(t->impl);
+}
+
 static bool fake_init(Timer *t)
 {
-    fake_of(t->loop)->timers.push_back(t);
-    t->armed = false;
+    auto *r = new FakeLoop::Record{t, 0, false};
+    t->impl = r;
+    fake_of(t->loop)->timers.push_back(r);
     return true;
 }
 
 static void fake_arm(Timer *t, uint64_t delay_ms)
 {
     FakeLoop *f = fake_of(t->loop);
-    t->due_ms = delay_ms > UINT64_MAX - f->now ? UINT64_MAX : f->now + delay_ms;
-    t->armed = true;
+    record_of(t)->due_ms = delay_ms > UINT64_MAX - f->now ? UINT64_MAX : f->now + delay_ms;
+    record_of(t)->armed = true;
 }
 
 static void fake_cancel(Timer *t)
 {
-    t->armed = false;
+    record_of(t)->armed = false;
 }
 
 static void fake_fini(Timer *t)
 {
     auto &v = fake_of(t->loop)->timers;
-    v.erase(std::remove(v.begin(), v.end(), t), v.end());
+    v.erase(std::remove(v.begin(), v.end(), record_of(t)), v.end());
+    delete record_of(t);
+    t->impl = nullptr;
 }
 
 static const LoopOps kFakeLoopOps = {fake_now, fake_init, fake_arm, fake_cancel, fake_fini};
@@ -60,9 +68,9 @@ FakeLoop::FakeLoop()
 uint64_t FakeLoop::next_due() const
 {
     uint64_t best = UINT64_MAX;
-    for (Timer *t : timers)
-        if (t->armed && t->due_ms < best)
-            best = t->due_ms;
+    for (Record *r : timers)
+        if (r->armed && r->due_ms < best)
+            best = r->due_ms;
     return best;
 }
 
@@ -70,16 +78,16 @@ void FakeLoop::advance(uint64_t ms)
 {
     const uint64_t target = now + ms;
     for (;;) {
-        Timer *first = nullptr;
-        for (Timer *t : timers)
-            if (t->armed && t->due_ms <= target && (!first || t->due_ms < first->due_ms))
-                first = t;
+        Record *first = nullptr;
+        for (Record *r : timers)
+            if (r->armed && r->due_ms <= target && (!first || r->due_ms < first->due_ms))
+                first = r;
         if (!first)
             break;
         if (first->due_ms > now)
             now = first->due_ms;
         first->armed = false;
-        first->fn(first->arg);
+        first->timer->fn(first->timer->arg, first->timer);
     }
     now = target;
 }

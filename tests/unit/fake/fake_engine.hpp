@@ -33,7 +33,12 @@ public:
     void advance(uint64_t ms);
     // When the earliest armed timer is due, or UINT64_MAX.
     uint64_t next_due() const;
-    std::vector<edgelock::Timer *> timers;
+    struct Record {
+        edgelock::Timer *timer;
+        uint64_t due_ms;
+        bool armed;
+    };
+    std::vector<Record *> timers; // one per initialised Timer (Timer::impl)
 };
 
 class FakeLink
