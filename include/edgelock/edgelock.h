@@ -119,9 +119,15 @@ typedef void (*edgelock_lock_lost_fn)(edgelock_client *client, edgelock_lock loc
 
 /** Client configuration. Always fill with edgelock_config_init() first. */
 typedef struct edgelock_config {
-    /** redis://[user:password@]host:port[/db]; default "redis://127.0.0.1:6379".
-     *  The string is copied; host names are resolved with the system resolver. */
+    /** redis://[user:password@]host:port[/db], or a unix socket:
+     *  unix://[user:password@]/path/to/redis.sock[?db=N] (the path at most 107
+     *  bytes). Default "redis://127.0.0.1:6379". The string is copied; host
+     *  names are resolved with the system resolver. */
     const char *url;
+    /** NULL (default), or the password for AUTH, used instead of any in the URL
+     *  (with the URL's user, if it names one): a password kept out of URLs,
+     *  command lines and logs. At most 255 bytes; copied at creation. */
+    const char *password;
     /** The client id in the owner field "<client id>:<owner id>". NULL (default):
      *  a random UUID. Otherwise at most 63 bytes without ':'. */
     const char *client_id;

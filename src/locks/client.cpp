@@ -55,6 +55,8 @@ static bool valid_config(const edgelock_config *cfg)
         return false;
     if (cfg->unlock_latch_ttl_ms < 1)
         return false;
+    if (cfg->password && strnlen(cfg->password, 256) > 255)
+        return false;
     if (cfg->client_id) {
         size_t n = strnlen(cfg->client_id, 64);
         if (n == 0 || n > 63 || memchr(cfg->client_id, ':', n))
@@ -120,6 +122,7 @@ static void free_memory(Client *c)
     edgelock_port_free(c->queue.buf);
     if (c->owns_base && c->base)
         event_base_free(c->base);
+    memset(c->url.password, 0, sizeof(c->url.password)); // not left in freed memory
     edgelock_port_free(c);
 }
 
@@ -222,7 +225,9 @@ static bool build(Client *c, const LinkOps *link)
 bool client_config_valid(const edgelock_config *cfg)
 {
     RedisUrl url;
-    return cfg && valid_config(cfg) && parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url);
+    bool ok = cfg && valid_config(cfg) && parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url);
+    memset(url.password, 0, sizeof(url.password));
+    return ok;
 }
 
 Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_base, const LinkOps *link,
@@ -245,9 +250,15 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
     }
     *c = Client();
     c->cfg = *cfg;
-    c->cfg.url = nullptr; // parsed; the caller's string need not outlive the call
+    c->cfg.url = nullptr; // parsed; the caller's strings need not outlive the call
     c->cfg.client_id = nullptr;
+    c->cfg.password = nullptr;
     c->url = url;
+    memset(url.password, 0, sizeof(url.password));
+    if (cfg->password) {
+        memset(c->url.password, 0, sizeof(c->url.password));
+        memcpy(c->url.password, cfg->password, strnlen(cfg->password, 255));
+    }
     c->table_bytes = sizeof(Client);
     if (cfg->client_id)
         memcpy(c->client_id, cfg->client_id, strnlen(cfg->client_id, 63));

@@ -31,15 +31,20 @@ static bool parse_uint(const char *b, const char *e, uint64_t max, uint64_t *out
     return true;
 }
 
-bool parse_redis_url(const char *url, RedisUrl *out)
+// "user:password" or "password" (the part before the '@').
+static bool parse_credentials(const char *b, const char *e, RedisUrl *out)
 {
-    static const char scheme[] = "redis://";
-    memset(out, 0, sizeof(*out));
-    if (url == nullptr || strncmp(url, scheme, sizeof(scheme) - 1) != 0)
-        return false;
-    const char *p = url + sizeof(scheme) - 1;
-    const char *end = p + strlen(p);
+    const char *colon = (const char *)memchr(b, ':', (size_t)(e - b));
+    if (colon)
+        return copy_part(out->user, sizeof(out->user), b, colon) &&
+               copy_part(out->password, sizeof(out->password), colon + 1, e);
+    return copy_part(out->password, sizeof(out->password), b, e); // scheme://password@...
+}
 
+// After "redis://": [user:password@]host[:port][/db]
+static bool parse_tcp(const char *url, const char *p, RedisUrl *out)
+{
+    const char *end = p + strlen(p);
     const char *slash = (const char *)memchr(p, '/', (size_t)(end - p));
     const char *auth_end = nullptr;
     // The last '@' before the path ends the credentials: passwords may hold '@'.
@@ -50,15 +55,8 @@ bool parse_redis_url(const char *url, RedisUrl *out)
         }
     }
     if (auth_end) {
-        const char *colon = (const char *)memchr(p, ':', (size_t)(auth_end - p));
-        if (colon) {
-            if (!copy_part(out->user, sizeof(out->user), p, colon))
-                return false;
-            if (!copy_part(out->password, sizeof(out->password), colon + 1, auth_end))
-                return false;
-        } else if (!copy_part(out->password, sizeof(out->password), p, auth_end)) {
-            return false; // redis://password@host
-        }
+        if (!parse_credentials(p, auth_end, out))
+            return false;
         p = auth_end + 1;
         out->has_credentials = true;
     }
@@ -98,16 +96,61 @@ bool parse_redis_url(const char *url, RedisUrl *out)
     return true;
 }
 
+// After "unix://": [user:password@]/absolute/path[?db=N]. The credentials end
+// at the first "@/" (a path starts with '/').
+static bool parse_unix(const char *url, const char *p, RedisUrl *out)
+{
+    out->unix_socket = true;
+    if (*p != '/') {
+        const char *at = strstr(p, "@/");
+        if (!at || !parse_credentials(p, at, out))
+            return false;
+        p = at + 1;
+        out->has_credentials = true;
+    }
+    out->host_offset = (uint32_t)(p - url);
+    const char *end = p + strlen(p);
+    const char *query = (const char *)memchr(p, '?', (size_t)(end - p));
+    const char *path_end = query ? query : end;
+    if (path_end - p < 2 || !copy_part(out->path, sizeof(out->path), p, path_end))
+        return false; // "/" alone is no socket; longer than sun_path cannot be reached
+    if (query) {
+        static const char db[] = "db=";
+        uint64_t v;
+        if (strncmp(query + 1, db, sizeof(db) - 1) != 0 || !parse_uint(query + sizeof(db), end, 1000000, &v))
+            return false;
+        out->db = (uint32_t)v;
+    }
+    return true;
+}
+
+bool parse_redis_url(const char *url, RedisUrl *out)
+{
+    static const char tcp[] = "redis://";
+    static const char unix_scheme[] = "unix://";
+    memset(out, 0, sizeof(*out));
+    if (url == nullptr)
+        return false;
+    if (strncmp(url, tcp, sizeof(tcp) - 1) == 0) {
+        out->scheme_len = sizeof(tcp) - 1;
+        return parse_tcp(url, url + out->scheme_len, out);
+    }
+    if (strncmp(url, unix_scheme, sizeof(unix_scheme) - 1) == 0) {
+        out->scheme_len = sizeof(unix_scheme) - 1;
+        return parse_unix(url, url + out->scheme_len, out);
+    }
+    return false;
+}
+
 void redact_redis_url(const char *url, const RedisUrl &parsed, char *out, size_t cap)
 {
-    static const char scheme[] = "redis://";
     static const char hidden[] = "***@";
     size_t o = 0;
     auto put = [&](const char *s, size_t n) {
         for (size_t i = 0; i < n && o + 1 < cap; i++)
             out[o++] = s[i];
     };
-    put(scheme, sizeof(scheme) - 1);
+    put(url, parsed.scheme_len);
     if (parsed.has_credentials)
         put(hidden, sizeof(hidden) - 1);
     put(url + parsed.host_offset, strlen(url + parsed.host_offset));

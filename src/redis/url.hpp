@@ -1,4 +1,5 @@
 // redis://[user:password@]host[:port][/db]
+// unix://[user:password@]/path/to/redis.sock[?db=N]
 #pragma once
 
 #include <stddef.h>
@@ -8,12 +9,15 @@ namespace edgelock
 {
 
 struct RedisUrl {
+    bool unix_socket; // unix://: path, not host and port
+    char path[108];   // the socket's path (sun_path's size), NUL-terminated
     char host[256];
     char user[128];
     char password[256];
     uint16_t port;
     uint32_t db;
-    uint32_t host_offset; // where the host starts in the URL (after any credentials)
+    uint32_t scheme_len;  // "redis://" or "unix://"
+    uint32_t host_offset; // where the host (or path) starts in the URL, after any credentials
     bool has_credentials;
 };
 

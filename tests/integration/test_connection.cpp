@@ -130,3 +130,50 @@ TEST_CASE(server_started_late_is_found_by_reconnect)
     CHECK(tables_idle(c));
     edgelock_client_destroy(c);
 }
+
+static const char *g_password;
+static void password_from_config(edgelock_config *cfg)
+{
+    cfg->password = g_password;
+    cfg->command_timeout_ms = 700;
+    cfg->connect_timeout_ms = 700;
+}
+
+TEST_CASE(password_from_the_config_replaces_the_urls)
+{
+    RedisServer r;
+    REQUIRE(r.start(0, "--requirepass", "cfg-pw"));
+    char url[160];
+    snprintf(url, sizeof(url), "redis://:wrong@127.0.0.1:%u", r.port());
+    g_password = "cfg-pw";
+    edgelock_client *c = make_client(url, password_from_config);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "cfg-authed");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 10000), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+
+    // A wrong one in the config is refused although the URL has none.
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%u", r.port());
+    g_password = "not-it";
+    c = make_client(url, password_from_config);
+    REQUIRE(c);
+    lk = make_lock(c, "cfg-authed");
+    edgelock_status st = edgelock_try_lock(c, lk, 0, 10000);
+    CHECK(st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+
+    // Longer than 255 bytes: refused at creation, nothing kept.
+    char longpw[300];
+    memset(longpw, 'p', sizeof(longpw) - 1);
+    longpw[sizeof(longpw) - 1] = 0;
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.url = url;
+    cfg.password = longpw;
+    edgelock_client *none = nullptr;
+    CHECK_ST(edgelock_client_create(&cfg, nullptr, &none), EDGELOCK_ERR_INVALID_ARG);
+    CHECK(none == nullptr);
+}

@@ -1,4 +1,4 @@
-// redis:// URL parsing (src/url.hpp).
+// redis:// and unix:// URL parsing (src/redis/url.hpp).
 #include <string.h>
 
 #include "check.hpp"
@@ -154,4 +154,62 @@ TEST_CASE(field_limits)
 
     CHECK(!parses("redis://h/1000001", &u));
     CHECK(parses("redis://h/1000000", &u));
+}
+
+TEST_CASE(unix_sockets)
+{
+    RedisUrl u;
+    REQUIRE(parses("unix:///run/redis/redis.sock", &u));
+    CHECK(u.unix_socket);
+    CHECK(strcmp(u.path, "/run/redis/redis.sock") == 0);
+    CHECK_EQ(u.db, 0);
+    CHECK(u.password[0] == 0);
+
+    REQUIRE(parses("unix:///tmp/r.sock?db=3", &u));
+    CHECK(strcmp(u.path, "/tmp/r.sock") == 0);
+    CHECK_EQ(u.db, 3);
+
+    REQUIRE(parses("unix://gw:s3cr@t/x@/var/r.sock?db=1", &u)); // the first "@/" ends the credentials
+    CHECK(strcmp(u.user, "gw") == 0);
+    CHECK(strcmp(u.password, "s3cr@t/x") == 0);
+    CHECK(strcmp(u.path, "/var/r.sock") == 0);
+    CHECK_EQ(u.db, 1);
+    REQUIRE(parses("unix://onlypw@/r.sock", &u));
+    CHECK(u.user[0] == 0);
+    CHECK(strcmp(u.password, "onlypw") == 0);
+
+    CHECK(!parses("unix://", &u));
+    CHECK(!parses("unix:///", &u));             // no socket named
+    CHECK(!parses("unix://relative.sock", &u)); // not absolute, no credentials
+    CHECK(!parses("unix:///r.sock?db=", &u));
+    CHECK(!parses("unix:///r.sock?db=x", &u));
+    CHECK(!parses("unix:///r.sock?timeout=1", &u)); // only db is understood
+    CHECK(!parses("unix:///r.sock?db=1000001", &u));
+
+    // sun_path holds 108 bytes: a path of 107 bytes fits, 108 does not.
+    char url[200], path[120];
+    memset(path, 'p', sizeof(path));
+    path[0] = '/';
+    path[107] = 0;
+    snprintf(url, sizeof(url), "unix://%s", path);
+    CHECK(parses(url, &u));
+    path[107] = 'p';
+    path[108] = 0;
+    snprintf(url, sizeof(url), "unix://%s", path);
+    CHECK(!parses(url, &u));
+}
+
+TEST_CASE(redaction_keeps_the_scheme_and_hides_only_the_credentials)
+{
+    RedisUrl u;
+    char out[128];
+    const char *in[][2] = {{"redis://h:1/2", "redis://h:1/2"},
+                           {"redis://u:p@h:1/2", "redis://***@h:1/2"},
+                           {"unix:///r.sock?db=2", "unix:///r.sock?db=2"},
+                           {"unix://u:p@/r.sock?db=2", "unix://***@/r.sock?db=2"}};
+    for (auto &c : in) {
+        REQUIRE(parses(c[0], &u));
+        redact_redis_url(c[0], u, out, sizeof(out));
+        CHECK(strcmp(out, c[1]) == 0);
+    }
 }

@@ -1,4 +1,5 @@
 /* What the subcommands share (common.h). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,6 +91,7 @@ int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t ti
     edgelock_config cfg;
     edgelock_config_init(&cfg);
     cfg.url = url;
+    cfg.password = password;
     cfg.connect_timeout_ms = timeout_ms;
     cfg.command_timeout_ms = timeout_ms;
     cfg.max_locks = nlocks;
@@ -140,4 +142,36 @@ int make_client(const struct options *o, const char *name, edgelock_client **cli
 void lock_label(char *out, size_t cap, const char *name)
 {
     snprintf(out, cap, "lock '%.500s'", name);
+}
+
+const char *password = NULL;
+
+int read_secret_file(const char *flag, const char *file, char *out, size_t cap)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        msg("%s %s: %s", flag, file, strerror(errno));
+        return EXIT_USAGE;
+    }
+    size_t n = fread(out, 1, cap, f);
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        msg("%s %s: cannot read it", flag, file);
+        return EXIT_USAGE;
+    }
+    size_t len = 0;
+    while (len < n && out[len] != '\n' && out[len] != '\r')
+        len++;
+    if (len == cap) {
+        memset(out, 0, cap);
+        msg("%s %s: its first line is longer than %zu bytes", flag, file, cap - 1);
+        return EXIT_USAGE;
+    }
+    memset(out + len, 0, cap - len); /* nothing after the first line stays in memory */
+    if (len == 0) {
+        msg("%s %s: its first line is empty", flag, file);
+        return EXIT_USAGE;
+    }
+    return 0;
 }

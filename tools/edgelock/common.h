@@ -31,6 +31,15 @@ enum {
 /* -v: say on stderr when the lock is waited for, taken, released. */
 extern int verbose;
 
+/* --password-file: the password every client authenticates with instead of
+ * the URL's (NULL: the URL's). */
+extern const char *password;
+
+/* The first line of FILE (its line end dropped) into out; 0, or an exit code
+ * with its message said. For --url-file and --password-file: the secret is
+ * never echoed, only the file's name. */
+int read_secret_file(const char *flag, const char *file, char *out, size_t cap);
+
 /* The usage lines and the rest of --help (help.c). */
 extern const char usage_text[];
 extern const char help_text[];

@@ -139,6 +139,10 @@ static const char *opt_value(int argc, char **argv, int *i, const char *opt, int
     return argv[++*i];
 }
 
+/* Room for a URL or a password read from a file. */
+static char url_from_file[4096];
+static char password_from_file[256];
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -176,6 +180,16 @@ int main(int argc, char **argv)
             verbose = 1;
         } else if ((v = opt_value(argc, argv, &i, "--url", &err)) != NULL) {
             o.url = v;
+        } else if (!err && (v = opt_value(argc, argv, &i, "--url-file", &err)) != NULL) {
+            int rc = read_secret_file("--url-file", v, url_from_file, sizeof(url_from_file));
+            if (rc)
+                return rc;
+            o.url = url_from_file;
+        } else if (!err && (v = opt_value(argc, argv, &i, "--password-file", &err)) != NULL) {
+            int rc = read_secret_file("--password-file", v, password_from_file, sizeof(password_from_file));
+            if (rc)
+                return rc;
+            password = password_from_file;
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--wait", &err))) {
             if (!parse_ms(v, 0, EDGELOCK_MAX_TIME_MS, &ra.wait_ms))
                 return usage_error("--wait: '%s' is not a number of milliseconds", v);
@@ -242,7 +256,8 @@ int main(int argc, char **argv)
     if (strlen(ra.name) > NAME_MAX_LEN)
         return usage_error("the lock NAME is longer than %u bytes", NAME_MAX_LEN);
     if (edgelock_url_redact(o.url, o.shown_url, sizeof(o.shown_url)) != EDGELOCK_OK)
-        return usage_error("invalid URL (expected redis://[user:password@]host[:port][/db]; not shown "
+        return usage_error("invalid URL (expected redis://[user:password@]host[:port][/db] or "
+                           "unix://[user:password@]/path[?db=N]; not shown "
                            "since it may hold a password)");
 
     if (strcmp(sub, "status") == 0)
