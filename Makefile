@@ -5,16 +5,31 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure
 
-.PHONY: all deps configure test test-unit test-asan test-tsan demo clean format format-check arm size trace-path
+# hiredis: 1.2 with TLS, built from Debian trixie's source into build-deps/
+# (scripts/hiredis.sh, a few seconds, once), unless HIREDIS=system: the
+# system's libhiredis-dev (bookworm: 0.14, no TLS).
+HIREDIS ?= 1.2
+ifeq ($(HIREDIS),system)
+HIREDIS_FLAGS :=
+else
+HIREDIS_PREFIX ?= $(CURDIR)/build-deps/hiredis
+HIREDIS_FLAGS := -DEDGELOCK_HIREDIS_PREFIX=$(HIREDIS_PREFIX)
+endif
+
+.PHONY: all deps configure test test-unit test-hiredis-system test-asan test-tsan demo clean format format-check arm size trace-path
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
 deps:
 	@./scripts/bootstrap.sh
+ifneq ($(HIREDIS),system)
+	@EDGELOCK_EXTRA_PACKAGES="libssl-dev dpkg-dev" ./scripts/bootstrap.sh
+	@JOBS=$(JOBS) ./scripts/hiredis.sh $(HIREDIS_PREFIX)
+endif
 
 configure: deps
-	@[ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	@[ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) $(HIREDIS_FLAGS) $(CMAKE_FLAGS)
 
 test: all
 	cd $(BUILD) && ctest $(CTEST_FLAGS) -j$(JOBS)
@@ -22,16 +37,20 @@ test: all
 test-unit: all
 	cd $(BUILD) && ctest $(CTEST_FLAGS) -L unit
 
+# The whole suite on the system's hiredis (bookworm's 0.14) in its own build dir.
+test-hiredis-system:
+	$(MAKE) test HIREDIS=system BUILD=build-hiredis-system
+
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps
-	cmake -S . -B build-asan -DEDGELOCK_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	cmake -S . -B build-asan -DEDGELOCK_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug $(HIREDIS_FLAGS) $(CMAKE_FLAGS)
 	cmake --build build-asan -j$(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ctest $(CTEST_FLAGS) -j$(JOBS)
 
 # The blocking API (threads) under ThreadSanitizer.
 test-tsan: deps
-	cmake -S . -B build-tsan -DEDGELOCK_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	cmake -S . -B build-tsan -DEDGELOCK_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug $(HIREDIS_FLAGS) $(CMAKE_FLAGS)
 	cmake --build build-tsan -j$(JOBS)
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		ctest $(CTEST_FLAGS) -L blocking
@@ -66,7 +85,7 @@ format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.cpp' '*.h' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-trace
+	rm -rf $(BUILD) build-asan build-tsan build-trace build-hiredis-system build-deps
 
 # Benchmarks (bench/, BENCHMARKS.md, bench/results.json); never part of `make test`.
 # Installs the Debian packages it needs; node + npm are optional (without them
@@ -77,6 +96,8 @@ bench:
 	@EDGELOCK_EXTRA_PACKAGES="python3 python3-redis gnuplot-nox redis-tools" ./scripts/bootstrap.sh
 	@command -v npm >/dev/null 2>&1 || EDGELOCK_EXTRA_PACKAGES="nodejs npm" ./scripts/bootstrap.sh || \
 		echo "bench: node/npm could not be installed; the node-redlock rows will be skipped"
-	cmake -S bench -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	@[ "$(HIREDIS)" = system ] || { EDGELOCK_EXTRA_PACKAGES="libssl-dev dpkg-dev" ./scripts/bootstrap.sh && \
+		JOBS=$(JOBS) ./scripts/hiredis.sh $(HIREDIS_PREFIX); }
+	cmake -S bench -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(HIREDIS_FLAGS)
 	cmake --build $(BENCH_BUILD) -j$(JOBS)
 	/usr/bin/python3 bench/run_bench.py --build $(BENCH_BUILD) $(BENCH_FLAGS)

@@ -1,6 +1,7 @@
 // Bad input through the whole C ABI: every case gets its documented status, no
 // crash, no table slot left behind, and nothing changed in Redis.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <atomic>
