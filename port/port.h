@@ -27,6 +27,9 @@ void edgelock_port_random(void *buf, size_t n);
 /** An id for the calling thread, unique among live threads of the process. */
 uint64_t edgelock_port_thread_id(void);
 
+/** What is at path: 0 nothing (or unreadable), 1 a file, 2 a directory. */
+int edgelock_port_path_kind(const char *path);
+
 /** Memory for the tables, called only while a client is created or destroyed. */
 void *edgelock_port_alloc(size_t bytes);
 void edgelock_port_free(void *p);

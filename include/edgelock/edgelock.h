@@ -94,7 +94,10 @@ typedef enum edgelock_status {
         -11,                 /* async call off the loop thread, or blocking call where it would deadlock */
     EDGELOCK_ERR_BUSY = -12, /* lock_free on a lock that is held or has calls in flight */
     EDGELOCK_ERR_NO_MEMORY = -13, /* edgelock_client_create() could not allocate its tables */
-    EDGELOCK_ERR_PROTOCOL = -14   /* Redis answered with a reply of an unexpected shape */
+    EDGELOCK_ERR_PROTOCOL = -14,  /* Redis answered with a reply of an unexpected shape */
+    EDGELOCK_ERR_TLS = -15        /* TLS: a CA, certificate or key file could not be used, the server's
+                                     certificate or name did not verify, the handshake failed, or
+                                     rediss:// on a build without TLS */
 } edgelock_status;
 
 /** Static text for a status, never NULL (unknown values give "unknown status"). */
@@ -119,11 +122,27 @@ typedef void (*edgelock_lock_lost_fn)(edgelock_client *client, edgelock_lock loc
 
 /** Client configuration. Always fill with edgelock_config_init() first. */
 typedef struct edgelock_config {
-    /** redis://[user:password@]host:port[/db], or a unix socket:
+    /** redis://[user:password@]host:port[/db], rediss://... for TLS (see the
+     *  tls_* fields), or a unix socket:
      *  unix://[user:password@]/path/to/redis.sock[?db=N] (the path at most 107
      *  bytes). Default "redis://127.0.0.1:6379". The string is copied; host
      *  names are resolved with the system resolver. */
     const char *url;
+    /** TLS, for rediss:// URLs (a build with TLS: see edgelock_tls_available()).
+     *  tls_ca: a CA file (PEM) or a directory of hashed CA certificates to
+     *  verify the server with; NULL: the system's default store. */
+    const char *tls_ca;
+    /** A client certificate (PEM, with its chain) and its private key, for a
+     *  server that asks for one (tls-auth-clients); both or neither. */
+    const char *tls_cert;
+    const char *tls_key;
+    /** The name sent as SNI and checked against the server's certificate
+     *  (hiredis checks the chain only; edgelock checks the name too). NULL: the
+     *  URL's host; an IP address is checked as one. At most 255 bytes. */
+    const char *tls_server_name;
+    /** 1: skip verifying the server's certificate chain and name. INSECURE:
+     *  anyone on the path can pose as the server. Default 0. */
+    int tls_insecure_skip_verify;
     /** NULL (default), or the password for AUTH, used instead of any in the URL
      *  (with the URL's user, if it names one): a password kept out of URLs,
      *  command lines and logs. At most 255 bytes; copied at creation. */
@@ -316,6 +335,10 @@ uint64_t edgelock_current_owner(void);
  * malformed URL; out is then the empty string).
  */
 edgelock_status edgelock_url_redact(const char *url, char *out, size_t cap);
+
+/** 1 when this build has TLS (rediss:// URLs): hiredis 1.x with hiredis_ssl
+ *  and OpenSSL were found when it was built; else 0. */
+int edgelock_tls_available(void);
 
 /** The longest owner field edgelock_lock_info() returns whole (bytes, NUL excluded). */
 #define EDGELOCK_OWNER_FIELD_MAX 127

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -155,4 +156,12 @@ int edgelock_port_thread_start(edgelock_port_thread *t, void (*fn)(void *), void
 void edgelock_port_thread_join(edgelock_port_thread *t)
 {
     pthread_join(t->handle, NULL);
+}
+
+int edgelock_port_path_kind(const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0)
+        return 0;
+    return S_ISDIR(st.st_mode) ? 2 : 1;
 }

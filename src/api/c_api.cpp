@@ -13,6 +13,7 @@
 #include "locks/queries.hpp"
 #include "locks/release.hpp"
 #include "redis/link.hpp"
+#include "redis/tls.hpp"
 #include "redis/url.hpp"
 
 using namespace edgelock;
@@ -338,6 +339,11 @@ edgelock_status edgelock_url_redact(const char *url, char *out, size_t cap)
     if (out && cap)
         redact_redis_url(url, parsed, out, cap);
     return EDGELOCK_OK;
+}
+
+int edgelock_tls_available(void)
+{
+    return tls_available() ? 1 : 0;
 }
 
 // ---- composites ----

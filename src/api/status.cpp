@@ -18,6 +18,7 @@ extern "C" const char *edgelock_status_str(edgelock_status s)
     case EDGELOCK_ERR_BUSY: return "lock busy";
     case EDGELOCK_ERR_NO_MEMORY: return "out of memory";
     case EDGELOCK_ERR_PROTOCOL: return "unexpected reply from Redis";
+    case EDGELOCK_ERR_TLS: return "TLS failed (certificate, name or handshake)";
     }
     return "unknown status";
 }

@@ -10,6 +10,7 @@
 #include "locks/calls.hpp"
 #include "locks/wire.hpp"
 #include "base/resp.hpp"
+#include "redis/tls.hpp"
 #include "redisson/names.hpp"
 #include "redisson/scripts.hpp"
 
@@ -56,6 +57,8 @@ static bool valid_config(const edgelock_config *cfg)
     if (cfg->unlock_latch_ttl_ms < 1)
         return false;
     if (cfg->password && strnlen(cfg->password, 256) > 255)
+        return false;
+    if (cfg->tls_server_name && (strnlen(cfg->tls_server_name, 256) > 255 || !cfg->tls_server_name[0]))
         return false;
     if (cfg->client_id) {
         size_t n = strnlen(cfg->client_id, 64);
@@ -123,6 +126,8 @@ static void free_memory(Client *c)
     if (c->owns_base && c->base)
         event_base_free(c->base);
     memset(c->url.password, 0, sizeof(c->url.password)); // not left in freed memory
+    if (c->tls)
+        tls_context_free(c->tls);
     edgelock_port_free(c);
 }
 
@@ -206,7 +211,9 @@ static bool build(Client *c, const LinkOps *link)
     const QueueHooks queue_hooks = {c, wire_format, wire_reload};
     c->on_command_slot_free = acquire_on_command_slot_free;
     const PubSubHooks pubsub_hooks = {c, acquire_on_subscribed, acquire_on_message};
-    ConnConfig cc = {"command", &c->url, cfg.connect_timeout_ms, cfg.reconnect_min_ms, cfg.reconnect_max_ms};
+    ConnConfig cc = {
+        "command", &c->url,     cfg.connect_timeout_ms,       cfg.reconnect_min_ms, cfg.reconnect_max_ms,
+        c->tls,    c->tls_name, !cfg.tls_insecure_skip_verify};
     bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);
     cc.role = "subscriber";
     ok = conn_init(&c->sub_conn, &c->loop, link, cc, sub_hooks) && ok;
@@ -253,6 +260,7 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
     c->cfg.url = nullptr; // parsed; the caller's strings need not outlive the call
     c->cfg.client_id = nullptr;
     c->cfg.password = nullptr;
+    c->cfg.tls_ca = c->cfg.tls_cert = c->cfg.tls_key = c->cfg.tls_server_name = nullptr;
     c->url = url;
     memset(url.password, 0, sizeof(url.password));
     if (cfg->password) {
@@ -270,6 +278,18 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
     c->base = loop.base;
     c->owns_base = owns_base;
     edgelock_port_random(c->latch_prefix, sizeof(c->latch_prefix));
+    if (c->url.tls) {
+        // The files are read now: a bad one fails the creation, not every connect.
+        TlsOptions tls = {cfg->tls_ca, cfg->tls_cert, cfg->tls_key, !cfg->tls_insecure_skip_verify};
+        c->tls = tls_context_new(tls, st);
+        const char *name = cfg->tls_server_name ? cfg->tls_server_name : c->url.host;
+        memcpy(c->tls_name, name, strnlen(name, sizeof(c->tls_name) - 1));
+        if (!c->tls) {
+            free_memory(c);
+            return nullptr;
+        }
+        *st = EDGELOCK_ERR_NO_MEMORY;
+    }
     if (!build(c, link)) {
         free_memory(c);
         return nullptr;

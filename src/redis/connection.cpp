@@ -6,6 +6,7 @@
 
 #include "port.h"
 #include "base/resp.hpp"
+#include "redis/tls.hpp"
 
 namespace edgelock
 {
@@ -33,6 +34,7 @@ static void maybe_ready(Connection *conn)
         return;
     conn->state = ConnState::Ready;
     conn->down_since_ms = 0;
+    conn->down_status = EDGELOCK_ERR_CONNECTION;
     conn->backoff_ms = conn->reconnect_min_ms;
     timer_cancel(&conn->timer);
     edgelock_port_log(EDGELOCK_LOG_INFO, "%s connection ready", conn->role);
@@ -50,9 +52,11 @@ void conn_link_connected(Connection *conn, bool ok, const char *err)
     maybe_ready(conn);
 }
 
-void conn_link_down(Connection *conn, const char *err)
+void conn_link_down(Connection *conn, edgelock_status why, const char *err)
 {
-    edgelock_port_log(EDGELOCK_LOG_WARN, "%s connection lost: %s", conn->role, err);
+    edgelock_port_log(EDGELOCK_LOG_WARN, "%s connection %s: %s", conn->role,
+                      why == EDGELOCK_ERR_TLS ? "failed in TLS" : "lost", err);
+    conn->down_status = why;
     went_down(conn);
 }
 
@@ -83,8 +87,14 @@ static void timer_fired(void *arg, Timer *)
 {
     auto *conn = static_cast<Connection *>(arg);
     if (conn->state == ConnState::Connecting) {
-        edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect timed out", conn->role);
+        // Connected, but the TLS handshake never finished (a server that does
+        // not speak TLS on that port waits for a line end that never comes).
+        bool tls = conn->tcp_up && conn->tls_ssl && tls_failed(conn->tls_ssl);
+        edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect timed out%s", conn->role,
+                          tls ? " in the TLS handshake" : "");
         conn_drop(conn);
+        if (tls)
+            conn->down_status = EDGELOCK_ERR_TLS;
     } else if (conn->state == ConnState::Down && !conn->closed) {
         conn_start(conn);
     }
@@ -103,6 +113,10 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->hooks = hooks;
     conn->state = ConnState::Down;
     conn->backoff_ms = cfg.reconnect_min_ms;
+    conn->tls = cfg.tls;
+    conn->tls_name = cfg.tls_name;
+    conn->tls_verify = cfg.tls_verify;
+    conn->down_status = EDGELOCK_ERR_CONNECTION;
     return timer_init(&conn->timer, loop, timer_fired, conn);
 }
 

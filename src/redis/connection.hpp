@@ -32,6 +32,9 @@ struct ConnConfig {
     const RedisUrl *url;
     uint32_t connect_timeout_ms;
     uint32_t reconnect_min_ms, reconnect_max_ms;
+    void *tls;            // rediss://: the client's TLS context (redis/tls.hpp); else null
+    const char *tls_name; // SNI and the name the server's certificate must carry
+    bool tls_verify;
 };
 
 struct Connection {
@@ -49,6 +52,11 @@ struct Connection {
     uint32_t backoff_ms;
     uint64_t down_since_ms; // first failure since it was last ready; 0 when not known down
     Timer timer;            // connect timeout, then reconnect delay
+    void *tls;              // as ConnConfig
+    const char *tls_name;
+    bool tls_verify;
+    void *tls_ssl;               // the attempt's SSL object (owned by the link), to tell why it failed
+    edgelock_status down_status; // why it is down: CONNECTION, or TLS when TLS failed
 };
 
 // False when the timer cannot be had (no memory).

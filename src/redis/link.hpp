@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "edgelock/edgelock.h"
+
 struct redisReply;
 
 namespace edgelock
@@ -33,7 +35,8 @@ extern const LinkOps kHiredisLink;
 
 // Called by a link implementation.
 void conn_link_connected(Connection *conn, bool ok, const char *err);
-void conn_link_down(Connection *conn, const char *err);
+// why: EDGELOCK_ERR_CONNECTION, or EDGELOCK_ERR_TLS when TLS failed.
+void conn_link_down(Connection *conn, edgelock_status why, const char *err);
 void conn_link_reply(Connection *conn, struct redisReply *reply, void *privdata);
 
 } // namespace edgelock

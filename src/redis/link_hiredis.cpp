@@ -12,6 +12,7 @@
 #include "port.h"
 #include "redis/connection.hpp"
 #include "redis/link.hpp"
+#include "redis/tls.hpp"
 
 namespace edgelock
 {
@@ -27,8 +28,10 @@ static void connect_cb(const redisAsyncContext *ac, int status)
     Connection *conn = current(ac);
     if (!conn)
         return;
-    if (status != REDIS_OK)
+    if (status != REDIS_OK) {
         conn->link = nullptr; // hiredis frees the context after this callback
+        conn->tls_ssl = nullptr;
+    }
     conn_link_connected(conn, status == REDIS_OK, ac->errstr);
 }
 
@@ -37,8 +40,13 @@ static void disconnect_cb(const redisAsyncContext *ac, int)
     Connection *conn = current(ac);
     if (!conn)
         return;
+    // A TLS attempt that dropped before its handshake finished, or whose
+    // server did not verify, failed in TLS, not in the network.
+    edgelock_status why =
+        conn->tls_ssl && tls_failed(conn->tls_ssl) ? EDGELOCK_ERR_TLS : EDGELOCK_ERR_CONNECTION;
     conn->link = nullptr;
-    conn_link_down(conn, ac->errstr);
+    conn->tls_ssl = nullptr; // freed with the context, after this callback
+    conn_link_down(conn, why, ac->errstr);
 }
 
 static void reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
@@ -61,11 +69,24 @@ static bool open(Connection *conn)
     }
     ac->data = conn;
     conn->link = ac;
+    conn->tls_ssl = nullptr;
+    if (conn->tls) {
+        // Right after connecting starts: the handshake runs as the socket
+        // becomes ready, before any command.
+        conn->tls_ssl = tls_attach(conn->tls, &ac->c, conn->tls_name, conn->tls_verify);
+        if (!conn->tls_ssl) {
+            conn->down_status = EDGELOCK_ERR_TLS;
+            conn->link = nullptr;
+            redisAsyncFree(ac);
+            return false;
+        }
+    }
     bool ok = redisLibeventAttach(ac, conn->loop->base) == REDIS_OK;
     ok = ok && redisAsyncSetConnectCallback(ac, connect_cb) == REDIS_OK;
     ok = ok && redisAsyncSetDisconnectCallback(ac, disconnect_cb) == REDIS_OK;
     if (!ok) {
         conn->link = nullptr;
+        conn->tls_ssl = nullptr;
         redisAsyncFree(ac);
     }
     return ok;
@@ -81,6 +102,7 @@ static void close(Connection *conn)
 {
     auto *ac = static_cast<redisAsyncContext *>(conn->link);
     conn->link = nullptr;
+    conn->tls_ssl = nullptr;
     if (ac)
         redisAsyncFree(ac);
 }

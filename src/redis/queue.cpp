@@ -244,7 +244,7 @@ static void timer_fired(void *arg, Timer *)
         bool sent = cmd->state == CmdState::Sent;
         sent_expired |= sent;
         // Never sent: Redis was unreachable all along. Sent: it did not answer.
-        complete(q, i, nullptr, sent ? EDGELOCK_ERR_TIMEOUT : EDGELOCK_ERR_CONNECTION);
+        complete(q, i, nullptr, sent ? EDGELOCK_ERR_TIMEOUT : q->conn->down_status);
     }
     if (q->closed)
         return;

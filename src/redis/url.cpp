@@ -127,12 +127,18 @@ static bool parse_unix(const char *url, const char *p, RedisUrl *out)
 bool parse_redis_url(const char *url, RedisUrl *out)
 {
     static const char tcp[] = "redis://";
+    static const char tls[] = "rediss://";
     static const char unix_scheme[] = "unix://";
     memset(out, 0, sizeof(*out));
     if (url == nullptr)
         return false;
     if (strncmp(url, tcp, sizeof(tcp) - 1) == 0) {
         out->scheme_len = sizeof(tcp) - 1;
+        return parse_tcp(url, url + out->scheme_len, out);
+    }
+    if (strncmp(url, tls, sizeof(tls) - 1) == 0) {
+        out->scheme_len = sizeof(tls) - 1;
+        out->tls = true;
         return parse_tcp(url, url + out->scheme_len, out);
     }
     if (strncmp(url, unix_scheme, sizeof(unix_scheme) - 1) == 0) {

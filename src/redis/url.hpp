@@ -1,4 +1,4 @@
-// redis://[user:password@]host[:port][/db]
+// redis://[user:password@]host[:port][/db], rediss:// the same over TLS
 // unix://[user:password@]/path/to/redis.sock[?db=N]
 #pragma once
 
@@ -10,6 +10,7 @@ namespace edgelock
 
 struct RedisUrl {
     bool unix_socket; // unix://: path, not host and port
+    bool tls;         // rediss://
     char path[108];   // the socket's path (sun_path's size), NUL-terminated
     char host[256];
     char user[128];

@@ -46,6 +46,12 @@ uint64_t mono_ms()
 
 bool RedisServer::start(uint16_t port, const char *extra1, const char *extra2)
 {
+    const char *extra[3] = {extra1, extra1 ? extra2 : nullptr, nullptr};
+    return start_args(port, extra);
+}
+
+bool RedisServer::start_args(uint16_t port, const char *const *extra)
+{
     for (int attempt = 0; attempt < 5; attempt++) {
         port_ = port ? port : free_loopback_port();
         char port_s[16];
@@ -55,7 +61,7 @@ bool RedisServer::start(uint16_t port, const char *extra1, const char *extra2)
         if (pid_ == 0) {
             // Die with the test: a test killed by its timeout leaves no server.
             prctl(PR_SET_PDEATHSIG, SIGKILL);
-            const char *argv[20];
+            const char *argv[40];
             int n = 0;
             argv[n++] = bin;
             argv[n++] = "--port";
@@ -70,10 +76,8 @@ bool RedisServer::start(uint16_t port, const char *extra1, const char *extra2)
             argv[n++] = "warning";
             argv[n++] = "--logfile";
             argv[n++] = "/dev/null";
-            if (extra1)
-                argv[n++] = extra1;
-            if (extra2)
-                argv[n++] = extra2;
+            for (int k = 0; extra && extra[k] && k < 24; k++)
+                argv[n++] = extra[k];
             argv[n] = nullptr;
             execvp(bin, (char *const *)argv);
             _exit(127);

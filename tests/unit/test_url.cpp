@@ -213,3 +213,23 @@ TEST_CASE(redaction_keeps_the_scheme_and_hides_only_the_credentials)
         CHECK(strcmp(out, c[1]) == 0);
     }
 }
+
+TEST_CASE(rediss_is_tcp_with_tls)
+{
+    RedisUrl u;
+    REQUIRE(parses("rediss://u:p@redis.example:6380/2", &u));
+    CHECK(u.tls);
+    CHECK(!u.unix_socket);
+    CHECK(strcmp(u.host, "redis.example") == 0);
+    CHECK_EQ(u.port, 6380);
+    CHECK_EQ(u.db, 2);
+    REQUIRE(parses("rediss://h", &u));
+    CHECK_EQ(u.port, 6379);
+    REQUIRE(parses("redis://h", &u));
+    CHECK(!u.tls);
+    CHECK(!parses("redisss://h", &u));
+    char out[64];
+    REQUIRE(parses("rediss://u:p@h:1", &u));
+    redact_redis_url("rediss://u:p@h:1", u, out, sizeof(out));
+    CHECK(strcmp(out, "rediss://***@h:1") == 0);
+}

@@ -66,11 +66,18 @@ int parse_ms(const char *s, int64_t min, int64_t max, int64_t *out)
 
 int is_unreachable(edgelock_status st)
 {
-    return st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT;
+    return st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT || st == EDGELOCK_ERR_TLS;
 }
 
 int report_failure(const char *shown_url, const char *what, const char *label, edgelock_status st)
 {
+    if (st == EDGELOCK_ERR_TLS) {
+        msg("TLS to Redis at %s failed while %s %s: the server's certificate or name did not verify, or "
+            "the handshake failed (check --tls-ca, --tls-server-name, --tls-cert/--tls-key; "
+            "EDGELOCK_LOG=1 says more)",
+            shown_url, what, label);
+        return EXIT_UNAVAILABLE;
+    }
     if (is_unreachable(st)) {
         msg("cannot reach Redis at %s (%s while %s %s)", shown_url, edgelock_status_str(st), what, label);
         return EXIT_UNAVAILABLE;
@@ -92,6 +99,11 @@ int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t ti
     edgelock_config_init(&cfg);
     cfg.url = url;
     cfg.password = password;
+    cfg.tls_ca = tls.ca;
+    cfg.tls_cert = tls.cert;
+    cfg.tls_key = tls.key;
+    cfg.tls_server_name = tls.server_name;
+    cfg.tls_insecure_skip_verify = tls.insecure_skip_verify;
     cfg.connect_timeout_ms = timeout_ms;
     cfg.command_timeout_ms = timeout_ms;
     cfg.max_locks = nlocks;
@@ -108,6 +120,11 @@ int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t ti
     edgelock_status st = edgelock_client_create(&cfg, NULL, client);
     if (st == EDGELOCK_ERR_INVALID_ARG)
         return usage_error("invalid configuration (URL or option)");
+    if (st == EDGELOCK_ERR_TLS)
+        return usage_error(edgelock_tls_available()
+                               ? "cannot use the TLS files (--tls-ca, --tls-cert, --tls-key; EDGELOCK_LOG=1 "
+                                 "says which and why)"
+                               : "rediss://: this edgelock was built without TLS");
     if (st != EDGELOCK_OK) {
         msg("cannot create the client: %s", edgelock_status_str(st));
         return EXIT_OSERR;
@@ -145,6 +162,7 @@ void lock_label(char *out, size_t cap, const char *name)
 }
 
 const char *password = NULL;
+struct tls_options tls;
 
 int read_secret_file(const char *flag, const char *file, char *out, size_t cap)
 {

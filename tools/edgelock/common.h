@@ -35,6 +35,13 @@ extern int verbose;
  * the URL's (NULL: the URL's). */
 extern const char *password;
 
+/* --tls-* options (and EDGELOCK_TLS_* variables), for rediss:// URLs. */
+struct tls_options {
+    const char *ca, *cert, *key, *server_name;
+    int insecure_skip_verify;
+};
+extern struct tls_options tls;
+
 /* The first line of FILE (its line end dropped) into out; 0, or an exit code
  * with its message said. For --url-file and --password-file: the secret is
  * never echoed, only the file's name. */

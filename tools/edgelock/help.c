@@ -1,13 +1,14 @@
 /* The usage lines and the text of `edgelock --help`. */
 #include "common.h"
 
-const char usage_text[] = "usage: edgelock [--url URL | --url-file FILE] [--password-file FILE] [-v]\n"
-                          "                run [--wait MS] [--lease MS | --watchdog MS]\n"
-                          "                [--fair | --read | --write | --fenced]\n"
-                          "                [--multi NAME2,... | --redlock URL2,...] NAME [--] CMD [ARG...]\n"
-                          "       edgelock [--url URL] status NAME [--json]\n"
-                          "       edgelock [--url URL] unlock --force NAME\n"
-                          "       edgelock --help | --version\n";
+const char usage_text[] =
+    "usage: edgelock [--url URL | --url-file FILE] [--password-file FILE] [--tls-* ...] [-v]\n"
+    "                run [--wait MS] [--lease MS | --watchdog MS]\n"
+    "                [--fair | --read | --write | --fenced]\n"
+    "                [--multi NAME2,... | --redlock URL2,...] NAME [--] CMD [ARG...]\n"
+    "       edgelock [--url URL] status NAME [--json]\n"
+    "       edgelock [--url URL] unlock --force NAME\n"
+    "       edgelock --help | --version\n";
 
 const char help_text[] =
     "\n"
@@ -22,10 +23,23 @@ const char help_text[] =
     "                  Credentials are never printed, but a password in --url is\n"
     "                  visible to every user through ps: prefer EDGELOCK_URL,\n"
     "                  --url-file or --password-file.\n"
+    "                  rediss://... is the same over TLS (see --tls-*).\n"
     "  --url-file FILE the URL from the first line of FILE\n"
     "  --password-file FILE\n"
     "                  the password (first line of FILE) for every server, instead\n"
     "                  of one in the URL\n"
+    "  --tls-ca FILE|DIR\n"
+    "                  CA to verify the server with (rediss://); default: the\n"
+    "                  system's store. Also EDGELOCK_TLS_CA.\n"
+    "  --tls-cert FILE, --tls-key FILE\n"
+    "                  a client certificate and its key, for a server that asks for\n"
+    "                  one. Also EDGELOCK_TLS_CERT, EDGELOCK_TLS_KEY.\n"
+    "  --tls-server-name NAME\n"
+    "                  SNI, and the name the server's certificate must carry\n"
+    "                  (default: the URL's host). Also EDGELOCK_TLS_SERVER_NAME.\n"
+    "  --tls-insecure-skip-verify\n"
+    "                  do not verify the server's certificate or name: INSECURE,\n"
+    "                  anyone on the path can pose as the server\n"
     "  -v, --verbose   say on stderr when the lock is waited for, taken, released\n"
     "  -h, --help      this text\n"
     "  --version       the edgelock version\n"

@@ -149,6 +149,10 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     const char *env = getenv("EDGELOCK_URL");
     o.url = env && *env ? env : DEFAULT_URL;
+    tls.ca = getenv("EDGELOCK_TLS_CA");
+    tls.cert = getenv("EDGELOCK_TLS_CERT");
+    tls.key = getenv("EDGELOCK_TLS_KEY");
+    tls.server_name = getenv("EDGELOCK_TLS_SERVER_NAME");
 
     int i = 1, err = 0;
     const char *v;
@@ -172,14 +176,24 @@ int main(int argc, char **argv)
             return 0;
         }
         if (strcmp(a, "--version") == 0) {
-            printf("edgelock %d.%d.%d\n", EDGELOCK_VERSION_MAJOR, EDGELOCK_VERSION_MINOR,
-                   EDGELOCK_VERSION_PATCH);
+            printf("edgelock %d.%d.%d (%s)\n", EDGELOCK_VERSION_MAJOR, EDGELOCK_VERSION_MINOR,
+                   EDGELOCK_VERSION_PATCH, edgelock_tls_available() ? "TLS" : "no TLS");
             return 0;
         }
         if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             verbose = 1;
         } else if ((v = opt_value(argc, argv, &i, "--url", &err)) != NULL) {
             o.url = v;
+        } else if (!err && (v = opt_value(argc, argv, &i, "--tls-ca", &err)) != NULL) {
+            tls.ca = v;
+        } else if (!err && (v = opt_value(argc, argv, &i, "--tls-cert", &err)) != NULL) {
+            tls.cert = v;
+        } else if (!err && (v = opt_value(argc, argv, &i, "--tls-key", &err)) != NULL) {
+            tls.key = v;
+        } else if (!err && (v = opt_value(argc, argv, &i, "--tls-server-name", &err)) != NULL) {
+            tls.server_name = v;
+        } else if (strcmp(a, "--tls-insecure-skip-verify") == 0) {
+            tls.insecure_skip_verify = 1;
         } else if (!err && (v = opt_value(argc, argv, &i, "--url-file", &err)) != NULL) {
             int rc = read_secret_file("--url-file", v, url_from_file, sizeof(url_from_file));
             if (rc)
@@ -256,7 +270,7 @@ int main(int argc, char **argv)
     if (strlen(ra.name) > NAME_MAX_LEN)
         return usage_error("the lock NAME is longer than %u bytes", NAME_MAX_LEN);
     if (edgelock_url_redact(o.url, o.shown_url, sizeof(o.shown_url)) != EDGELOCK_OK)
-        return usage_error("invalid URL (expected redis://[user:password@]host[:port][/db] or "
+        return usage_error("invalid URL (expected redis[s]://[user:password@]host[:port][/db] or "
                            "unix://[user:password@]/path[?db=N]; not shown "
                            "since it may hold a password)");
 

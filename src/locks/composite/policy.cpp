@@ -77,7 +77,8 @@ RedlockVerdict redlock_judge(const edgelock_status *st, size_t n, int64_t lease,
     size_t ok = 0, unreachable = 0;
     for (size_t i = 0; i < n; i++) {
         ok += st[i] == EDGELOCK_OK;
-        unreachable += st[i] == EDGELOCK_ERR_CONNECTION || st[i] == EDGELOCK_ERR_TIMEOUT;
+        unreachable +=
+            st[i] == EDGELOCK_ERR_CONNECTION || st[i] == EDGELOCK_ERR_TIMEOUT || st[i] == EDGELOCK_ERR_TLS;
     }
     RedlockVerdict v = {};
     v.validity_ms = lease - elapsed_ms - redlock_drift(lease);

@@ -198,7 +198,7 @@ void FakeLink::push(Connection *conn, const std::string &resp)
 void FakeLink::drop(Connection *conn)
 {
     link_close(conn);
-    conn_link_down(conn, "dropped by the test");
+    conn_link_down(conn, EDGELOCK_ERR_CONNECTION, "dropped by the test");
 }
 
 // ---- RESP helpers ------------------------------------------------------------

@@ -1,0 +1,36 @@
+// TLS for connections (rediss://): one OpenSSL context per client, made when
+// the client is created (the CA, certificate and key files are read then), and
+// an SSL object per connection attempt, with SNI and the server's name checked
+// (hiredis checks the chain only). Without TLS in the build, making a context
+// fails with EDGELOCK_ERR_TLS.
+#pragma once
+
+#include "edgelock/edgelock.h"
+
+struct redisContext;
+
+namespace edgelock
+{
+
+struct TlsOptions {
+    const char *ca;   // CA file or directory; null: the system's store
+    const char *cert; // client certificate chain (PEM) and its key: both or neither
+    const char *key;
+    bool verify; // chain and name
+};
+
+bool tls_available();
+// The client's context, or null with *st set (TLS: a file could not be used,
+// or no TLS in this build; NO_MEMORY).
+void *tls_context_new(const TlsOptions &o, edgelock_status *st);
+void tls_context_free(void *ctx);
+
+// Start TLS on a hiredis context that is connecting: the handshake runs as the
+// socket becomes ready. name: SNI and the name verified. Returns the SSL
+// object (owned by the hiredis context from then on), or null on failure.
+void *tls_attach(void *ctx, struct redisContext *c, const char *name, bool verify);
+// After the connection failed: true when TLS failed (the handshake did not
+// finish, or the server's certificate or name did not verify).
+bool tls_failed(void *ssl);
+
+} // namespace edgelock

@@ -1,0 +1,239 @@
+// rediss://: locks, wake-up and the watchdog over TLS against redis-servers
+// with certificates made at test time (tls/make_certs.sh), client
+// certificates, and every way the server's identity can fail to verify.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "check.hpp"
+#include "clients.hpp"
+#include "edgelock/edgelock.h"
+#include "redis_server.hpp"
+
+namespace
+{
+
+std::string g_dir; // the certificates
+
+bool make_certs()
+{
+    if (!g_dir.empty())
+        return true;
+    char tmpl[] = "/tmp/edgelock-tls-XXXXXX";
+    if (!mkdtemp(tmpl))
+        return false;
+    std::string here = __FILE__;
+    std::string script = here.substr(0, here.rfind('/')) + "/tls/make_certs.sh";
+    std::string cmd = "bash '" + script + "' '" + tmpl + "'";
+    if (system(cmd.c_str()) != 0)
+        return false;
+    g_dir = tmpl;
+    return true;
+}
+
+std::string cert(const char *name)
+{
+    return g_dir + "/" + name;
+}
+
+// A server with a plaintext port (for inspection) and a TLS port.
+struct TlsServer {
+    RedisServer r;
+    uint16_t tls_port = 0;
+    bool ok = false;
+
+    explicit TlsServer(const char *server_cert = "server", bool client_certs = false)
+    {
+        if (!make_certs())
+            return;
+        tls_port = free_loopback_port();
+        char port[16];
+        snprintf(port, sizeof(port), "%u", tls_port);
+        std::string crt = cert(server_cert) + ".crt", key = cert(server_cert) + ".key", ca = cert("ca.crt");
+        const char *extra[] = {"--tls-port",
+                               port,
+                               "--tls-cert-file",
+                               crt.c_str(),
+                               "--tls-key-file",
+                               key.c_str(),
+                               "--tls-ca-cert-file",
+                               ca.c_str(),
+                               "--tls-auth-clients",
+                               client_certs ? "yes" : "no",
+                               nullptr};
+        ok = r.start_args(0, extra);
+    }
+    std::string url(const char *host = "localhost") const
+    {
+        return "rediss://" + std::string(host) + ":" + std::to_string(tls_port);
+    }
+};
+
+struct Tls {
+    std::string ca, cert, key, name;
+    bool insecure = false;
+};
+Tls g_tls;
+
+void tls_config(edgelock_config *cfg)
+{
+    cfg->tls_ca = g_tls.ca.empty() ? nullptr : g_tls.ca.c_str();
+    cfg->tls_cert = g_tls.cert.empty() ? nullptr : g_tls.cert.c_str();
+    cfg->tls_key = g_tls.key.empty() ? nullptr : g_tls.key.c_str();
+    cfg->tls_server_name = g_tls.name.empty() ? nullptr : g_tls.name.c_str();
+    cfg->tls_insecure_skip_verify = g_tls.insecure ? 1 : 0;
+    cfg->command_timeout_ms = 1500;
+    cfg->connect_timeout_ms = 1500;
+    cfg->watchdog_lease_ms = 600;
+}
+
+// One try_lock through a fresh client with g_tls: its status.
+edgelock_status try_once(const std::string &url)
+{
+    edgelock_client *c = make_client(url.c_str(), tls_config);
+    if (!c)
+        return EDGELOCK_ERR_INVALID_ARG;
+    edgelock_lock lk = make_lock(c, "tls:try");
+    edgelock_status st = edgelock_try_lock(c, lk, 0, 10000);
+    if (st == EDGELOCK_OK)
+        edgelock_unlock(c, lk, nullptr);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+    return st;
+}
+
+} // namespace
+
+TEST_CASE(without_tls_in_the_build_rediss_is_a_tls_error)
+{
+    if (edgelock_tls_available())
+        return; // the rest of this file covers it
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.url = "rediss://127.0.0.1:6380";
+    edgelock_client *c = nullptr;
+    CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_TLS);
+}
+
+TEST_CASE(locks_wake_up_and_watchdog_over_tls)
+{
+    if (!edgelock_tls_available())
+        return;
+    TlsServer s;
+    REQUIRE(s.ok);
+    g_tls = Tls();
+    g_tls.ca = cert("ca.crt");
+    edgelock_client *a = make_client(s.url().c_str(), tls_config);
+    edgelock_client *b = make_client(s.url().c_str(), tls_config);
+    REQUIRE(a && b);
+    edgelock_lock la = make_lock(a, "tls:lock"), lb = make_lock(b, "tls:lock");
+    // Watchdog lease 600 ms: held 2 s, it must be renewed over TLS to survive.
+    CHECK_ST(edgelock_try_lock(a, la, 5000, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    std::atomic<int> got{0};
+    std::thread waiter([&] {
+        got = edgelock_try_lock(b, lb, 60000, 10000) == EDGELOCK_OK ? 1 : -1;
+        if (got == 1)
+            edgelock_unlock(b, lb, nullptr);
+    });
+    CHECK(wait_until(30000, [&] { return stats_of(b).subscriptions == 1; }));
+    sleep_ms(2000);
+    CHECK_EQ(redis_integer(s.r, "EXISTS %s", "tls:lock"), 1);
+    CHECK(stats_of(a).renew_calls >= 2);
+    int held = 0;
+    CHECK_ST(edgelock_is_held_by_current_thread(a, la, &held), EDGELOCK_OK);
+    CHECK_EQ(held, 1);
+    CHECK_ST(edgelock_unlock(a, la, nullptr), EDGELOCK_OK); // the message wakes b
+    waiter.join();
+    CHECK_EQ(got, 1);
+    CHECK(tables_idle(a) && tables_idle(b));
+    edgelock_client_destroy(a);
+    edgelock_client_destroy(b);
+}
+
+TEST_CASE(the_server_name_is_verified_not_only_the_chain)
+{
+    if (!edgelock_tls_available())
+        return;
+    TlsServer s;
+    REQUIRE(s.ok);
+    g_tls = Tls();
+    g_tls.ca = cert("ca.crt");
+    CHECK_ST(try_once(s.url("127.0.0.1")), EDGELOCK_OK); // an IP address, checked as one
+    g_tls.name = "redis.example.com";                    // a name the certificate does not carry
+    CHECK_ST(try_once(s.url()), EDGELOCK_ERR_TLS);
+    g_tls.name = "localhost";
+    CHECK_ST(try_once(s.url("127.0.0.1")), EDGELOCK_OK);
+    // Skipping verification connects (and is named for what it is).
+    g_tls.name = "redis.example.com";
+    g_tls.insecure = true;
+    CHECK_ST(try_once(s.url()), EDGELOCK_OK);
+}
+
+TEST_CASE(a_server_the_ca_does_not_vouch_for_fails_fast)
+{
+    if (!edgelock_tls_available())
+        return;
+    TlsServer s;
+    REQUIRE(s.ok);
+    g_tls = Tls();
+    g_tls.ca = cert("other-ca.crt");
+    CHECK_ST(try_once(s.url()), EDGELOCK_ERR_TLS);
+    g_tls.ca = g_dir + "/no-such-ca.crt"; // unusable: the client is not created
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    std::string url = s.url();
+    cfg.url = url.c_str();
+    cfg.tls_ca = g_tls.ca.c_str();
+    edgelock_client *c = nullptr;
+    CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_TLS);
+    cfg.tls_ca = nullptr;
+    std::string crt = cert("client.crt");
+    cfg.tls_cert = crt.c_str(); // a certificate without its key
+    CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_TLS);
+}
+
+TEST_CASE(an_expired_server_certificate_fails)
+{
+    if (!edgelock_tls_available())
+        return;
+    TlsServer s("expired");
+    REQUIRE(s.ok);
+    g_tls = Tls();
+    g_tls.ca = cert("ca.crt");
+    CHECK_ST(try_once(s.url()), EDGELOCK_ERR_TLS);
+}
+
+TEST_CASE(client_certificates_when_the_server_asks)
+{
+    if (!edgelock_tls_available())
+        return;
+    TlsServer s("server", true);
+    REQUIRE(s.ok);
+    g_tls = Tls();
+    g_tls.ca = cert("ca.crt");
+    edgelock_status st = try_once(s.url()); // no certificate: refused
+    CHECK(st == EDGELOCK_ERR_TLS || st == EDGELOCK_ERR_CONNECTION);
+    g_tls.cert = cert("client.crt");
+    g_tls.key = cert("client.key");
+    CHECK_ST(try_once(s.url()), EDGELOCK_OK);
+}
+
+TEST_CASE(plaintext_and_tls_on_the_wrong_port_fail_fast)
+{
+    if (!edgelock_tls_available())
+        return;
+    TlsServer s;
+    REQUIRE(s.ok);
+    g_tls = Tls();
+    g_tls.ca = cert("ca.crt");
+    // TLS to the plaintext port: the handshake fails.
+    CHECK_ST(try_once("rediss://localhost:" + std::to_string(s.r.port())), EDGELOCK_ERR_TLS);
+    // Plaintext to the TLS port: Redis drops it.
+    edgelock_status st = try_once("redis://localhost:" + std::to_string(s.tls_port));
+    CHECK(st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT);
+}
