@@ -93,11 +93,13 @@ typedef enum edgelock_status {
     EDGELOCK_ERR_WRONG_THREAD =
         -11,                 /* async call off the loop thread, or blocking call where it would deadlock */
     EDGELOCK_ERR_BUSY = -12, /* lock_free on a lock that is held or has calls in flight */
-    EDGELOCK_ERR_NO_MEMORY = -13, /* edgelock_client_create() could not allocate its tables */
-    EDGELOCK_ERR_PROTOCOL = -14,  /* Redis answered with a reply of an unexpected shape */
-    EDGELOCK_ERR_TLS = -15        /* TLS: a CA, certificate or key file could not be used, the server's
-                                     certificate or name did not verify, the handshake failed, or
-                                     rediss:// on a build without TLS */
+    EDGELOCK_ERR_NO_MEMORY = -13,     /* edgelock_client_create() could not allocate its tables */
+    EDGELOCK_ERR_PROTOCOL = -14,      /* Redis answered with a reply of an unexpected shape */
+    EDGELOCK_ERR_TLS = -15,           /* TLS: a CA, certificate or key file could not be used, the server's
+                                         certificate or name did not verify, the handshake failed, or
+                                         rediss:// on a build without TLS */
+    EDGELOCK_ERR_NOT_REPLICATED = -16 /* fewer than wait_replicas replicas acknowledged the write in time
+                                         (see edgelock_config.wait_replicas: what the caller may assume) */
 } edgelock_status;
 
 /** Static text for a status, never NULL (unknown values give "unknown status"). */
@@ -143,6 +145,20 @@ typedef struct edgelock_config {
     /** 1: skip verifying the server's certificate chain and name. INSECURE:
      *  anyone on the path can pose as the server. Default 0. */
     int tls_insecure_skip_verify;
+    /** Replica acknowledgement, like Redisson's synced-replica check: 0 (default)
+     *  off; N > 0: every lock and unlock is followed, in the same round trip,
+     *  by WAIT N wait_replicas_timeout_ms, and fewer than N acknowledgements
+     *  give EDGELOCK_ERR_NOT_REPLICATED:
+     *  - lock: the lock was taken on the master and edgelock released it again
+     *    at once (one release, sent without waiting for its answer): the caller
+     *    does not hold it. Until that release is through, others may still see
+     *    it held.
+     *  - unlock: the lock is released on the master, but a replica promoted by
+     *    a failover soon after may still show it held until its lease ends.
+     *  wait_replicas_timeout_ms (default 1000) must be below command_timeout_ms:
+     *  WAIT holds the command connection that long at most. */
+    uint32_t wait_replicas;
+    uint32_t wait_replicas_timeout_ms;
     /** NULL (default), or the password for AUTH, used instead of any in the URL
      *  (with the URL's user, if it names one): a password kept out of URLs,
      *  command lines and logs. At most 255 bytes; copied at creation. */

@@ -44,6 +44,7 @@ void edgelock_config_init(edgelock_config *cfg)
     cfg->reconnect_max_ms = 5000;
     cfg->unlock_latch_ttl_ms = 16000;
     cfg->fair_wait_ms = 300000;
+    cfg->wait_replicas_timeout_ms = 1000;
 }
 
 // libevent's first evthread_use_pthreads() sets up its global locks without a

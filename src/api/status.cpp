@@ -19,6 +19,7 @@ extern "C" const char *edgelock_status_str(edgelock_status s)
     case EDGELOCK_ERR_NO_MEMORY: return "out of memory";
     case EDGELOCK_ERR_PROTOCOL: return "unexpected reply from Redis";
     case EDGELOCK_ERR_TLS: return "TLS failed (certificate, name or handshake)";
+    case EDGELOCK_ERR_NOT_REPLICATED: return "not acknowledged by enough replicas";
     }
     return "unknown status";
 }

@@ -22,6 +22,7 @@
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
 #include "locks/release.hpp"
+#include "locks/replicas.hpp"
 #include "locks/watchdog.hpp"
 #include "redisson/names.hpp"
 
@@ -105,6 +106,8 @@ static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t dela
 
 static void acquire_done(Client *c, const LockCall *call, uint64_t id, uint64_t sent_ms, redisReply *reply,
                          edgelock_status st);
+static void wait_done(Client *c, const LockCall *call, uint64_t id, uint64_t sent_ms, redisReply *reply,
+                      edgelock_status st);
 
 static void attempt(Client *c, uint32_t index)
 {
@@ -119,7 +122,9 @@ static void attempt(Client *c, uint32_t index)
     call.owner = w->owner;
     call.ref = c->waiters.id_of(index);
     call.lease_ms = effective_lease(c, w->lease_ms);
-    if (!call_start(c, call)) {
+    // With wait_replicas a WAIT goes right behind it: both slots or neither.
+    bool replicas = replicas_wanted(c);
+    if ((replicas && c->queue.cmds.available() < 2) || !call_start(c, call)) {
         // Command table full: try again as soon as any command completes. The
         // wait timer keeps running so the deadline still holds.
         if (!w->starved)
@@ -135,6 +140,12 @@ static void attempt(Client *c, uint32_t index)
     timer_cancel(&c->waiter_timers[index]);
     w->state = WaiterState::Attempting;
     w->attempted = true;
+    if (replicas) {
+        LockCall wait = replicas_wait_call(w->lock_id, wait_done);
+        wait.ref = call.ref;
+        wait.owner = ++w->attempts;
+        call_start(c, wait); // the slot was checked above
+    }
 }
 
 edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t wait_ms,
@@ -226,6 +237,39 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
     wait_for(c, index, WaiterState::Waiting, delay);
 }
 
+// Redis granted the attempt sent at sent_ms. With wait_replicas the answer
+// waits for the WAIT behind it (wait_done).
+static void acquired(Client *c, uint32_t index, int64_t value, uint64_t sent_ms)
+{
+    Waiter *w = c->waiters.get(index);
+    if (!replicas_wanted(c)) {
+        finish(c, index, EDGELOCK_OK, value, sent_ms);
+        return;
+    }
+    w->replicating = true;
+    w->acquired_value = value;
+    w->acquired_sent_ms = sent_ms;
+}
+
+static void wait_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
+                      edgelock_status st)
+{
+    Waiter *w = c->waiters.get_id(call->ref);
+    if (!w || !w->replicating || call->owner != w->attempts)
+        return; // the attempt it followed did not get the lock, or the waiter is gone
+    uint32_t index = id_index(call->ref);
+    w->replicating = false;
+    edgelock_status verdict = replicas_verdict(c, reply, st);
+    if (verdict == EDGELOCK_OK) {
+        finish(c, index, EDGELOCK_OK, w->acquired_value, w->acquired_sent_ms);
+        return;
+    }
+    // Not known to be on enough replicas: the caller does not hold it, so
+    // neither may Redis. One release, answered to nobody.
+    cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
+    finish(c, index, verdict);
+}
+
 static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sent_ms, redisReply *reply,
                          edgelock_status st)
 {
@@ -236,7 +280,7 @@ static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
     if (st == EDGELOCK_OK) {
         w->last_error = EDGELOCK_OK;
         if (reply->type == REDIS_REPLY_NIL) {
-            finish(c, index, EDGELOCK_OK, 0, sent_ms);
+            acquired(c, index, 0, sent_ms);
         } else if (reply->type == REDIS_REPLY_INTEGER) {
             held_elsewhere(c, index, (int64_t)reply->integer);
         } else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
@@ -244,7 +288,7 @@ static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
                    reply->element[1]->type == REDIS_REPLY_INTEGER) {
             // Fenced lock: {-1, token} acquired, {pttl, -1} held elsewhere.
             if (reply->element[0]->integer == -1) {
-                finish(c, index, EDGELOCK_OK, (int64_t)reply->element[1]->integer, sent_ms);
+                acquired(c, index, (int64_t)reply->element[1]->integer, sent_ms);
             } else {
                 held_elsewhere(c, index, (int64_t)reply->element[0]->integer);
             }

@@ -35,6 +35,11 @@ struct Waiter {
     bool give_up_on_connection_error; // end at the first sign Redis is unreachable
     bool timer_is_deadline;           // the armed timer ends the wait (it may fire a hair early)
     edgelock_status last_error;       // a connection problem seen while waiting
+    // wait_replicas: acquired, the WAIT behind it still to answer.
+    bool replicating;
+    uint32_t attempts;      // tags each attempt's WAIT
+    int64_t acquired_value; // the fencing token, while replicating
+    uint64_t acquired_sent_ms;
 };
 
 // One timer per waiter slot: c->waiter_timers[i] serves waiter slot i.

@@ -58,6 +58,9 @@ static bool valid_config(const edgelock_config *cfg)
         return false;
     if (cfg->password && strnlen(cfg->password, 256) > 255)
         return false;
+    if (cfg->wait_replicas > 0 &&
+        (cfg->wait_replicas_timeout_ms < 1 || cfg->wait_replicas_timeout_ms >= cfg->command_timeout_ms))
+        return false;
     if (cfg->tls_server_name && (strnlen(cfg->tls_server_name, 256) > 255 || !cfg->tls_server_name[0]))
         return false;
     if (cfg->client_id) {

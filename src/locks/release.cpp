@@ -9,6 +9,7 @@
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
+#include "locks/replicas.hpp"
 
 namespace edgelock
 {
@@ -84,8 +85,17 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
         hold_unpin(c, hi);
     else if (h)
         hold_release_if_idle(c, hi);
-    if (!call->cleanup)
+    if (call->ref) {
+        // A WAIT follows (wait_replicas): it answers the caller. Its slot is
+        // gone only if it completed first (shutdown), having answered then.
+        if (Command *wait = queue_get(&c->queue, call->ref)) {
+            LockCall *w = call_of(wait);
+            w->lease_ms = st;
+            w->ref = (uint64_t)value;
+        }
+    } else if (!call->cleanup) {
         invoke_result(c, call->cb, call->lock_id, st, value, call->user);
+    }
 }
 
 static LockCall make_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease)
@@ -100,6 +110,44 @@ static LockCall make_release(Client *c, uint64_t lock_id, uint64_t owner, int64_
     for (int i = 0; i < 8; i++)
         call.request_id[8 + i] = (uint8_t)(n >> (56 - 8 * i));
     return call;
+}
+
+// The release's own answer, stored in its WAIT's slot (lease_ms: status, ref:
+// value) until the WAIT answers; this while it has not come.
+static constexpr int64_t kReleaseUnanswered = INT64_MIN;
+
+static void release_wait_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
+                              edgelock_status st)
+{
+    edgelock_status released = call->lease_ms == kReleaseUnanswered ? st : (edgelock_status)call->lease_ms;
+    int64_t value = (int64_t)call->ref;
+    if (released == EDGELOCK_OK)
+        released = replicas_verdict(c, reply, st);
+    invoke_result(c, call->cb, call->lock_id, released, value, call->user);
+}
+
+// Release, then WAIT, in one round trip; the WAIT answers the caller.
+static bool start_with_wait(Client *c, const LockCall &release, edgelock_result_fn cb, void *user)
+{
+    if (c->queue.cmds.available() < 2)
+        return false;
+    uint64_t rid, wid;
+    LockCall *r = call_new(c, release, &rid);
+    LockCall wait = replicas_wait_call(release.lock_id, release_wait_done);
+    wait.cb = cb;
+    wait.user = user;
+    wait.lease_ms = kReleaseUnanswered;
+    if (!r)
+        return false;
+    if (call_new(c, wait, &wid)) { // two slots were free: it is there
+        r->ref = wid;
+        r->cb = nullptr;
+        call_submit(c, rid);
+        call_submit(c, wid);
+    } else {
+        call_submit(c, rid);
+    }
+    return true;
 }
 
 edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edgelock_result_fn cb,
@@ -120,7 +168,7 @@ edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edg
     // Pinned before it starts: a send that fails completes it at once.
     if (h)
         h->pending++;
-    if (call_start(c, call))
+    if (replicas_wanted(c) ? start_with_wait(c, call, cb, user) : call_start(c, call))
         return EDGELOCK_OK;
     if (h)
         hold_unpin(c, hi);

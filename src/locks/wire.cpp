@@ -38,10 +38,14 @@ bool wire_format(void *client, Command *cmd, uint64_t id, RespCommand &rc)
         format_batch(c, cmd, id, rc);
         return true;
     }
+    if (call->op == LockOp::Wait) {
+        format_wait(rc, c->cfg.wait_replicas, c->cfg.wait_replicas_timeout_ms);
+        return true;
+    }
     // An unpinned cleanup re-sent after NOSCRIPT may outlive its lock handle.
     if (!lock_get(c, call->lock_id))
         return false;
-    LockOpArgs a;
+    LockOpArgs a = {};
     a.op = call->op;
     a.eval = cmd->eval_fallback || call->force_eval;
     a.owner = call->owner;

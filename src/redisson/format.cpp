@@ -282,6 +282,7 @@ void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &
         owner_arg(rc, p, l, a.owner);
         break;
     case LockOp::Renew: break; // a batch: format_renew()
+    case LockOp::Wait: format_wait(rc, a.replicas, a.replicas_timeout_ms); break;
     case LockOp::Info:
         script(rc, a, kScriptLockInfo, 4);
         key(rc, l);
@@ -321,6 +322,13 @@ ScriptId script_of(LockOp op, edgelock_lock_kind kind, bool read_batch)
     default: break;
     }
     return kScriptCount;
+}
+
+void format_wait(RespCommand &rc, uint32_t replicas, uint32_t timeout_ms)
+{
+    rc.arg("WAIT");
+    rc.arg_u64(replicas);
+    rc.arg_u64(timeout_ms);
 }
 
 void format_script_load(RespCommand &rc, ScriptId id)

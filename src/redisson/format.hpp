@@ -27,6 +27,7 @@ enum class LockOp : uint8_t {
     Abandon,     // a fair waiter that gave up leaves the queue
     Extend,      // set the lease of a held lock (MultiLock alignment)
     Info,        // read-only snapshot (lock_info.lua)
+    Wait,        // WAIT for replicas after a lock or unlock (no lock)
 };
 
 // A lock as the wire sees it: its name and kind.
@@ -46,7 +47,8 @@ struct ClientProtocol {
 
 struct LockOpArgs {
     LockOp op;
-    bool eval; // send the script body (EVAL) instead of EVALSHA
+    uint32_t replicas, replicas_timeout_ms; // Wait
+    bool eval;                              // send the script body (EVAL) instead of EVALSHA
     uint64_t owner;
     int64_t lease_ms;
     const uint8_t *request_id; // 16 bytes: the unlock latch (Release, LatchDelete)
@@ -59,6 +61,8 @@ struct RenewItem {
 };
 
 void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, const LockRef &l);
+// WAIT replicas timeout.
+void format_wait(RespCommand &rc, uint32_t replicas, uint32_t timeout_ms);
 // One renewal script call for n holds (read holds use their own script).
 void format_renew(RespCommand &rc, const ClientProtocol &p, bool eval, bool read_batch,
                   const RenewItem *items, uint32_t n);

@@ -78,6 +78,12 @@ int report_failure(const char *shown_url, const char *what, const char *label, e
             shown_url, what, label);
         return EXIT_UNAVAILABLE;
     }
+    if (st == EDGELOCK_ERR_NOT_REPLICATED) {
+        msg("%s %s at %s: fewer than %u replica%s acknowledged it within %u ms%s", what, label, shown_url,
+            replicas.n, replicas.n == 1 ? "" : "s", replicas.timeout_ms,
+            strcmp(what, "acquiring") == 0 ? "; it was released again, not held" : "");
+        return EXIT_UNAVAILABLE;
+    }
     if (is_unreachable(st)) {
         msg("cannot reach Redis at %s (%s while %s %s)", shown_url, edgelock_status_str(st), what, label);
         return EXIT_UNAVAILABLE;
@@ -104,6 +110,10 @@ int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t ti
     cfg.tls_key = tls.key;
     cfg.tls_server_name = tls.server_name;
     cfg.tls_insecure_skip_verify = tls.insecure_skip_verify;
+    cfg.wait_replicas = replicas.n;
+    cfg.wait_replicas_timeout_ms = replicas.timeout_ms;
+    if (replicas.n && cfg.command_timeout_ms <= replicas.timeout_ms)
+        cfg.command_timeout_ms = replicas.timeout_ms + timeout_ms; /* WAIT holds the connection that long */
     cfg.connect_timeout_ms = timeout_ms;
     cfg.command_timeout_ms = timeout_ms;
     cfg.max_locks = nlocks;
@@ -163,6 +173,7 @@ void lock_label(char *out, size_t cap, const char *name)
 
 const char *password = NULL;
 struct tls_options tls;
+struct replica_options replicas = {0, 1000};
 
 int read_secret_file(const char *flag, const char *file, char *out, size_t cap)
 {

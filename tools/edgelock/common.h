@@ -42,6 +42,12 @@ struct tls_options {
 };
 extern struct tls_options tls;
 
+/* --wait-replicas N [--wait-replicas-timeout MS]: 0 off. */
+struct replica_options {
+    uint32_t n, timeout_ms;
+};
+extern struct replica_options replicas;
+
 /* The first line of FILE (its line end dropped) into out; 0, or an exit code
  * with its message said. For --url-file and --password-file: the secret is
  * never echoed, only the file's name. */

@@ -192,6 +192,16 @@ int main(int argc, char **argv)
             tls.key = v;
         } else if (!err && (v = opt_value(argc, argv, &i, "--tls-server-name", &err)) != NULL) {
             tls.server_name = v;
+        } else if (!err && (v = opt_value(argc, argv, &i, "--wait-replicas", &err)) != NULL) {
+            int64_t n;
+            if (!parse_ms(v, 0, 64, &n))
+                return usage_error("--wait-replicas: '%s' is not a number of replicas (0 to 64)", v);
+            replicas.n = (uint32_t)n;
+        } else if (!err && (v = opt_value(argc, argv, &i, "--wait-replicas-timeout", &err)) != NULL) {
+            int64_t ms;
+            if (!parse_ms(v, 1, 600000, &ms))
+                return usage_error("--wait-replicas-timeout: '%s' is not a number of milliseconds > 0", v);
+            replicas.timeout_ms = (uint32_t)ms;
         } else if (strcmp(a, "--tls-insecure-skip-verify") == 0) {
             tls.insecure_skip_verify = 1;
         } else if (!err && (v = opt_value(argc, argv, &i, "--url-file", &err)) != NULL) {

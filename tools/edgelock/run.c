@@ -246,6 +246,10 @@ static int release(struct run_state *s, pthread_t th, int lost_reported)
     if (rst == EDGELOCK_OK) {
         if (verbose)
             msg("released %s after %" PRIu64 " ms", a->label, now_ms() - s->acquired_at);
+    } else if (rst == EDGELOCK_ERR_NOT_REPLICATED) {
+        msg("released %s, but fewer than %u replica%s acknowledged it within %u ms: a replica promoted "
+            "now may still show it held until its lease ends",
+            a->label, replicas.n, replicas.n == 1 ? "" : "s", replicas.timeout_ms);
     } else if (rst == EDGELOCK_ERR_LOST || rst == EDGELOCK_ERR_NOT_OWNER) {
         if (!lost_reported)
             msg("%s was lost before the command finished (%s)", a->label, edgelock_status_str(rst));

@@ -1,0 +1,120 @@
+// wait_replicas: a master and a replica started by the test; with the
+// replica stopped (SIGSTOP) a lock is NOT_REPLICATED and nothing stays held.
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <string>
+
+#include "check.hpp"
+#include "clients.hpp"
+#include "edgelock/edgelock.h"
+#include "redis_server.hpp"
+
+namespace
+{
+
+struct Pair {
+    RedisServer master, replica;
+    bool ok = false;
+    Pair()
+    {
+        if (!master.start())
+            return;
+        std::string port = std::to_string(master.port());
+        const char *extra[] = {"--replicaof", "127.0.0.1", port.c_str(), nullptr};
+        if (!replica.start_args(0, extra))
+            return;
+        ok = wait_until(30000, [&] { return redis_integer(master, "WAIT %d %d", 1, 100) == 1; });
+    }
+};
+
+uint32_t g_replicas = 1;
+void replicated(edgelock_config *cfg)
+{
+    cfg->wait_replicas = g_replicas;
+    cfg->wait_replicas_timeout_ms = 300;
+    cfg->command_timeout_ms = 3000;
+}
+
+} // namespace
+
+TEST_CASE(locks_acknowledged_by_the_replica)
+{
+    Pair p;
+    REQUIRE(p.ok);
+    g_replicas = 1;
+    edgelock_client *c = make_client(p.master.url(), replicated);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "rep:ok");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(p.replica, "EXISTS %s", "rep:ok"), 1); // WAIT said it is there
+    int released = 0;
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(redis_integer(p.replica, "EXISTS %s", "rep:ok"), 0);
+    // A fenced lock keeps its token through the WAIT.
+    edgelock_lock f = {0};
+    edgelock_lock_new_kind(c, EDGELOCK_FENCED, "rep:fenced", 10, &f);
+    int64_t token = 0;
+    CHECK_ST(edgelock_try_lock_token(c, f, 0, 30000, &token), EDGELOCK_OK);
+    CHECK(token > 0);
+    CHECK_ST(edgelock_unlock(c, f, nullptr), EDGELOCK_OK);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(a_stopped_replica_makes_it_not_replicated_and_nothing_stays_held)
+{
+    Pair p;
+    REQUIRE(p.ok);
+    g_replicas = 1;
+    edgelock_client *c = make_client(p.master.url(), replicated);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "rep:stopped");
+
+    // Unlock first: taken while the replica runs, released while it is stopped.
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK);
+    kill(p.replica.pid(), SIGSTOP);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_ERR_NOT_REPLICATED);
+    CHECK_EQ(redis_integer(p.master, "EXISTS %s", "rep:stopped"), 0); // released on the master
+
+    // Lock: taken on the master, not acknowledged, released again.
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_ERR_NOT_REPLICATED);
+    CHECK(wait_until(10000, [&] { return redis_integer(p.master, "EXISTS %s", "rep:stopped") == 0; }));
+    int held = 1;
+    CHECK_ST(edgelock_is_held_by_current_thread(c, lk, &held), EDGELOCK_OK);
+    CHECK_EQ(held, 0);
+    kill(p.replica.pid(), SIGCONT);
+    CHECK(wait_until(30000, [&] { return redis_integer(p.master, "WAIT %d %d", 1, 100) == 1; }));
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(more_replicas_asked_than_there_are)
+{
+    Pair p;
+    REQUIRE(p.ok);
+    g_replicas = 2;
+    edgelock_client *c = make_client(p.master.url(), replicated);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "rep:two");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_ERR_NOT_REPLICATED);
+    CHECK(wait_until(10000, [&] { return redis_integer(p.master, "EXISTS %s", "rep:two") == 0; }));
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(the_wait_must_fit_in_the_command_timeout)
+{
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.wait_replicas = 1;
+    cfg.wait_replicas_timeout_ms = cfg.command_timeout_ms;
+    edgelock_client *c = nullptr;
+    CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_INVALID_ARG);
+    cfg.wait_replicas_timeout_ms = 0;
+    CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_INVALID_ARG);
+}
