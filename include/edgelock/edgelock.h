@@ -125,7 +125,10 @@ typedef void (*edgelock_lock_lost_fn)(edgelock_client *client, edgelock_lock loc
 /** Client configuration. Always fill with edgelock_config_init() first. */
 typedef struct edgelock_config {
     /** redis://[user:password@]host:port[/db], rediss://... for TLS (see the
-     *  tls_* fields), or a unix socket:
+     *  tls_* fields), Sentinel:
+     *  redis-sentinel://[user:password@]host[:port][,host[:port]...]/mastername[/db]
+     *  (the sentinels are asked in turn for the master, port 26379 by default;
+     *  the credentials and db are the master's), or a unix socket:
      *  unix://[user:password@]/path/to/redis.sock[?db=N] (the path at most 107
      *  bytes). Default "redis://127.0.0.1:6379". The string is copied; host
      *  names are resolved with the system resolver. */
@@ -159,6 +162,10 @@ typedef struct edgelock_config {
      *  WAIT holds the command connection that long at most. */
     uint32_t wait_replicas;
     uint32_t wait_replicas_timeout_ms;
+    /** redis-sentinel:// URLs: NULL (default), or the sentinels' own password
+     *  (AUTH sent to each sentinel; the URL's credentials are the master's).
+     *  At most 255 bytes; copied at creation. */
+    const char *sentinel_password;
     /** NULL (default), or the password for AUTH, used instead of any in the URL
      *  (with the URL's user, if it names one): a password kept out of URLs,
      *  command lines and logs. At most 255 bytes; copied at creation. */

@@ -58,6 +58,8 @@ static bool valid_config(const edgelock_config *cfg)
         return false;
     if (cfg->password && strnlen(cfg->password, 256) > 255)
         return false;
+    if (cfg->sentinel_password && strnlen(cfg->sentinel_password, 256) > 255)
+        return false;
     if (cfg->wait_replicas > 0 &&
         (cfg->wait_replicas_timeout_ms < 1 || cfg->wait_replicas_timeout_ms >= cfg->command_timeout_ms))
         return false;
@@ -129,6 +131,7 @@ static void free_memory(Client *c)
     if (c->owns_base && c->base)
         event_base_free(c->base);
     memset(c->url.password, 0, sizeof(c->url.password)); // not left in freed memory
+    memset(c->sentinel_password, 0, sizeof(c->sentinel_password));
     if (c->tls)
         tls_context_free(c->tls);
     edgelock_port_free(c);
@@ -214,9 +217,15 @@ static bool build(Client *c, const LinkOps *link)
     const QueueHooks queue_hooks = {c, wire_format, wire_reload};
     c->on_command_slot_free = acquire_on_command_slot_free;
     const PubSubHooks pubsub_hooks = {c, acquire_on_subscribed, acquire_on_message};
-    ConnConfig cc = {
-        "command", &c->url,     cfg.connect_timeout_ms,       cfg.reconnect_min_ms, cfg.reconnect_max_ms,
-        c->tls,    c->tls_name, !cfg.tls_insecure_skip_verify};
+    ConnConfig cc = {"command",
+                     &c->url,
+                     cfg.connect_timeout_ms,
+                     cfg.reconnect_min_ms,
+                     cfg.reconnect_max_ms,
+                     c->tls,
+                     c->tls_name,
+                     !cfg.tls_insecure_skip_verify,
+                     c->sentinel_password[0] ? c->sentinel_password : nullptr};
     bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);
     cc.role = "subscriber";
     ok = conn_init(&c->sub_conn, &c->loop, link, cc, sub_hooks) && ok;
@@ -263,6 +272,9 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
     c->cfg.url = nullptr; // parsed; the caller's strings need not outlive the call
     c->cfg.client_id = nullptr;
     c->cfg.password = nullptr;
+    if (cfg->sentinel_password)
+        memcpy(c->sentinel_password, cfg->sentinel_password, strnlen(cfg->sentinel_password, 255));
+    c->cfg.sentinel_password = nullptr;
     c->cfg.tls_ca = c->cfg.tls_cert = c->cfg.tls_key = c->cfg.tls_server_name = nullptr;
     c->url = url;
     memset(url.password, 0, sizeof(url.password));

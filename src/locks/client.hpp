@@ -29,8 +29,9 @@ struct BlockingFace; // api/blocking.hpp: the owned loop thread, when there is o
 struct Client {
     edgelock_config cfg;
     RedisUrl url;
-    void *tls;          // rediss://: the TLS context (redis/tls.hpp)
-    char tls_name[256]; // rediss://: SNI and the name verified
+    void *tls;                   // rediss://: the TLS context (redis/tls.hpp)
+    char tls_name[256];          // rediss://: SNI and the name verified
+    char sentinel_password[256]; // redis-sentinel://: the sentinels\' AUTH
     char client_id[64];
     ClientProtocol protocol; // what every command carries (client id, times)
     Loop loop;

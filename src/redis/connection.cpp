@@ -2,6 +2,7 @@
 #include "redis/connection.hpp"
 
 #include <hiredis/hiredis.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "port.h"
@@ -11,8 +12,11 @@
 namespace edgelock
 {
 
-// The privdata of setup commands: never a valid command id's privdata.
+// The privdata of setup commands, of the ROLE check and of the sentinel
+// query: never a valid command id's privdata.
 static char setup_tag;
+static char role_tag;
+static char resolve_tag;
 
 static void went_down(Connection *conn);
 
@@ -60,10 +64,27 @@ void conn_link_down(Connection *conn, edgelock_status why, const char *err)
     went_down(conn);
 }
 
-static void setup_reply(Connection *conn, redisReply *reply)
+static bool is_text(const redisReply *r, const char *s)
+{
+    size_t n = strlen(s);
+    return (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) && r->len == n &&
+           memcmp(r->str, s, n) == 0;
+}
+
+static void setup_reply(Connection *conn, redisReply *reply, const void *tag)
 {
     if (!reply || conn->state != ConnState::Connecting)
         return; // a drop is handled where it is noticed
+    if (tag == &role_tag && reply->type != REDIS_REPLY_ERROR &&
+        !(reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 && is_text(reply->element[0], "master"))) {
+        // The sentinels' answer is already out of date (a failover is going
+        // on): ask them again.
+        edgelock_port_log(EDGELOCK_LOG_WARN,
+                          "%s connection: %s:%u is not a master; asking the sentinels again", conn->role,
+                          conn->host, conn->port);
+        conn_drop(conn);
+        return;
+    }
     if (reply->type == REDIS_REPLY_ERROR) {
         // Wrong password, unknown ACL user, db out of range: retrying soon will
         // not help the operator, but backoff keeps it cheap.
@@ -75,10 +96,14 @@ static void setup_reply(Connection *conn, redisReply *reply)
     maybe_ready(conn);
 }
 
+static void resolved(Connection *conn, redisReply *reply);
+
 void conn_link_reply(Connection *conn, redisReply *reply, void *privdata)
 {
-    if (privdata == &setup_tag)
-        setup_reply(conn, reply);
+    if (privdata == &setup_tag || privdata == &role_tag)
+        setup_reply(conn, reply, privdata);
+    else if (privdata == &resolve_tag)
+        resolved(conn, reply);
     else
         conn->hooks.reply(conn->hooks.reply_ctx, reply, privdata);
 }
@@ -117,6 +142,9 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->tls_name = cfg.tls_name;
     conn->tls_verify = cfg.tls_verify;
     conn->down_status = EDGELOCK_ERR_CONNECTION;
+    conn->sentinel_password = cfg.sentinel_password;
+    memcpy(conn->host, cfg.url->host, sizeof(conn->host));
+    conn->port = cfg.url->port;
     return timer_init(&conn->timer, loop, timer_fired, conn);
 }
 
@@ -161,11 +189,90 @@ static bool send_url_setup(Connection *conn)
     return true;
 }
 
+// One command whose reply is tagged (setup, ROLE, sentinel query).
+static bool send_tagged(Connection *conn, void *tag, const char *a0, const char *a1 = nullptr,
+                        const char *a2 = nullptr)
+{
+    char buf[512];
+    RespCommand rc(buf, sizeof(buf));
+    const char *args[] = {a0, a1, a2};
+    for (const char *a : args)
+        if (a)
+            rc.arg(a);
+    const char *out;
+    size_t len;
+    if (!rc.finish(&out, &len) || !conn->ops->send(conn, out, len, tag))
+        return false;
+    conn->setup_pending++;
+    return true;
+}
+
+// redis-sentinel://: connect to the next sentinel and ask it for the master.
+static bool start_resolving(Connection *conn)
+{
+    const RedisUrl &u = *conn->url;
+    unsigned i = conn->sentinel_next++ % u.nsentinels;
+    if (!sentinel_address(u, i, conn->host, sizeof(conn->host), &conn->port))
+        return false;
+    conn->resolving = true;
+    return true;
+}
+
+// The sentinel's answer: [host, port] of the master, or nil when it knows none.
+static void resolved(Connection *conn, redisReply *reply)
+{
+    if (!reply || conn->state != ConnState::Connecting || !conn->resolving)
+        return;
+    bool ok = reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+              reply->element[0]->type == REDIS_REPLY_STRING &&
+              reply->element[1]->type == REDIS_REPLY_STRING && reply->element[0]->len < sizeof(conn->host);
+    uint16_t port = ok ? (uint16_t)atoi(reply->element[1]->str) : 0;
+    char host[sizeof(conn->host)] = {0};
+    if (ok && port) {
+        memcpy(host, reply->element[0]->str, reply->element[0]->len);
+        edgelock_port_log(EDGELOCK_LOG_INFO, "%s connection: sentinel %s:%u names master %s:%u", conn->role,
+                          conn->host, conn->port, host, port);
+    } else {
+        edgelock_port_log(EDGELOCK_LOG_WARN, "%s connection: sentinel %s:%u names no master '%s'%s%s",
+                          conn->role, conn->host, conn->port, conn->url->master_name,
+                          reply->type == REDIS_REPLY_ERROR ? ": " : "",
+                          reply->type == REDIS_REPLY_ERROR ? reply->str : "");
+    }
+    // Done with the sentinel either way.
+    conn->ops->close(conn);
+    conn->state = ConnState::Down;
+    conn->resolving = false;
+    conn->tcp_up = false;
+    conn->setup_pending = 0;
+    timer_cancel(&conn->timer);
+    if (ok && port) {
+        memcpy(conn->host, host, sizeof(conn->host));
+        conn->port = port;
+        conn->have_master = true;
+        conn->sentinel_misses = 0;
+        conn_start(conn);
+        return;
+    }
+    // The next sentinel at once, until every one was asked; then back off.
+    if (++conn->sentinel_misses < conn->url->nsentinels) {
+        conn_start(conn);
+        return;
+    }
+    conn->sentinel_misses = 0;
+    went_down(conn);
+}
+
 void conn_start(Connection *conn)
 {
     if (conn->closed || conn->state != ConnState::Down)
         return;
+    bool resolve = conn->url->sentinel && !conn->have_master;
+    if (resolve && !start_resolving(conn)) {
+        schedule_reconnect(conn);
+        return;
+    }
     if (!conn->ops->open(conn)) {
+        conn->resolving = false;
         schedule_reconnect(conn);
         return;
     }
@@ -173,9 +280,19 @@ void conn_start(Connection *conn)
     conn->tcp_up = false;
     conn->setup_pending = 0;
     // The link queues these until the socket is connected.
-    bool ok = send_url_setup(conn);
-    if (ok && conn->hooks.setup)
-        ok = conn->hooks.setup(conn->hooks.ctx, conn);
+    bool ok;
+    if (resolve) {
+        ok = !conn->sentinel_password || send_tagged(conn, &setup_tag, "AUTH", conn->sentinel_password);
+        ok = ok &&
+             send_tagged(conn, &resolve_tag, "SENTINEL", "get-master-addr-by-name", conn->url->master_name);
+    } else {
+        ok = send_url_setup(conn);
+        // A master named by the sentinels must still be one when we get there.
+        if (ok && conn->url->sentinel)
+            ok = send_tagged(conn, &role_tag, "ROLE");
+        if (ok && conn->hooks.setup)
+            ok = conn->hooks.setup(conn->hooks.ctx, conn);
+    }
     if (!ok) {
         conn_drop(conn);
         return;
@@ -186,6 +303,9 @@ void conn_start(Connection *conn)
 static void went_down(Connection *conn)
 {
     conn->state = ConnState::Down;
+    // Ask the sentinels again: the master may have changed.
+    conn->have_master = false;
+    conn->resolving = false;
     if (conn->down_since_ms == 0)
         conn->down_since_ms = loop_now(conn->loop);
     conn->tcp_up = false;

@@ -35,6 +35,7 @@ struct ConnConfig {
     void *tls;            // rediss://: the client's TLS context (redis/tls.hpp); else null
     const char *tls_name; // SNI and the name the server's certificate must carry
     bool tls_verify;
+    const char *sentinel_password; // redis-sentinel://: AUTH for the sentinels (null: none)
 };
 
 struct Connection {
@@ -57,6 +58,15 @@ struct Connection {
     bool tls_verify;
     void *tls_ssl;               // the attempt's SSL object (owned by the link), to tell why it failed
     edgelock_status down_status; // why it is down: CONNECTION, or TLS when TLS failed
+    // Where the link goes: the URL's host, or (redis-sentinel://) a sentinel
+    // while resolving, then the master it named.
+    char host[256];
+    uint16_t port;
+    const char *sentinel_password;
+    bool resolving;          // connected to a sentinel, asking for the master
+    bool have_master;        // host/port is the master a sentinel named
+    uint8_t sentinel_next;   // the sentinel to ask next (round robin)
+    uint8_t sentinel_misses; // sentinels in a row that named no master
 };
 
 // False when the timer cannot be had (no memory).

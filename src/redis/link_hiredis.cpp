@@ -59,7 +59,7 @@ static void reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
 static bool open(Connection *conn)
 {
     redisAsyncContext *ac = conn->url->unix_socket ? redisAsyncConnectUnix(conn->url->path)
-                                                   : redisAsyncConnect(conn->url->host, conn->url->port);
+                                                   : redisAsyncConnect(conn->host, conn->port);
     if (!ac || ac->err) {
         edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect failed: %s", conn->role,
                           ac ? ac->errstr : "out of memory");

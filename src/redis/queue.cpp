@@ -179,6 +179,16 @@ void queue_on_reply(void *queue, redisReply *reply, void *privdata)
             complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
         return;
     }
+    if (reply->type == REDIS_REPLY_ERROR && strncmp(reply->str, "READONLY", 8) == 0) {
+        // We are talking to a replica: a failover demoted our master (or the
+        // URL names a replica). A connection problem, not the lock's: drop it,
+        // and the next connection finds the master (asking the sentinels).
+        edgelock_port_log(EDGELOCK_LOG_WARN, "Redis answered READONLY: not a master; reconnecting");
+        complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
+        if (conn_ready(q->conn))
+            conn_drop(q->conn);
+        return;
+    }
     complete(q, index, reply, reply->type == REDIS_REPLY_ERROR ? EDGELOCK_ERR_REDIS : EDGELOCK_OK);
 }
 

@@ -96,6 +96,107 @@ static bool parse_tcp(const char *url, const char *p, RedisUrl *out)
     return true;
 }
 
+// One "host[:port]" or "[ipv6][:port]" between b and e.
+static bool parse_host_port(const char *b, const char *e, char *host, size_t cap, uint16_t *port,
+                            uint16_t default_port)
+{
+    const char *port_sep = nullptr;
+    const char *hb = b, *he;
+    if (b < e && *b == '[') {
+        const char *close = (const char *)memchr(b, ']', (size_t)(e - b));
+        if (!close)
+            return false;
+        hb = b + 1;
+        he = close;
+        if (close + 1 < e) {
+            if (close[1] != ':')
+                return false;
+            port_sep = close + 1;
+        }
+    } else {
+        port_sep = (const char *)memchr(b, ':', (size_t)(e - b));
+        he = port_sep ? port_sep : e;
+    }
+    if (hb == he || !copy_part(host, cap, hb, he))
+        return false;
+    uint64_t v = default_port;
+    if (port_sep && (!parse_uint(port_sep + 1, e, 65535, &v) || v == 0))
+        return false;
+    *port = (uint16_t)v;
+    return true;
+}
+
+bool sentinel_address(const RedisUrl &u, unsigned i, char *host, size_t cap, uint16_t *port)
+{
+    const char *b = u.sentinels;
+    for (unsigned k = 0; k < i && b; k++) {
+        b = strchr(b, ',');
+        if (b)
+            b++;
+    }
+    if (!b)
+        return false;
+    const char *e = strchr(b, ',');
+    return parse_host_port(b, e ? e : b + strlen(b), host, cap, port, 26379);
+}
+
+// After "redis-sentinel://": [user:password@]host[:port][,...]/mastername[/db]
+static bool parse_sentinel(const char *url, const char *p, RedisUrl *out)
+{
+    out->sentinel = true;
+    const char *end = p + strlen(p);
+    const char *slash = (const char *)memchr(p, '/', (size_t)(end - p));
+    if (!slash)
+        return false; // the master's name is required
+    const char *auth_end = nullptr;
+    for (const char *q = slash; q > p; q--) {
+        if (q[-1] == '@') {
+            auth_end = q - 1;
+            break;
+        }
+    }
+    if (auth_end) {
+        if (!parse_credentials(p, auth_end, out))
+            return false;
+        p = auth_end + 1;
+        out->has_credentials = true;
+    }
+    out->host_offset = (uint32_t)(p - url);
+    if (!copy_part(out->sentinels, sizeof(out->sentinels), p, slash))
+        return false;
+    // Every sentinel well formed, at most kMaxSentinels.
+    for (const char *b = p; b < slash;) {
+        const char *e = (const char *)memchr(b, ',', (size_t)(slash - b));
+        if (!e)
+            e = slash;
+        char host[256];
+        uint16_t port;
+        if (out->nsentinels == kMaxSentinels || !parse_host_port(b, e, host, sizeof(host), &port, 26379))
+            return false;
+        out->nsentinels++;
+        b = e + 1;
+        if (e == slash)
+            break;
+        if (b == slash)
+            return false; // a trailing comma
+    }
+    if (out->nsentinels == 0)
+        return false;
+    const char *name = slash + 1;
+    const char *name_end = (const char *)memchr(name, '/', (size_t)(end - name));
+    if (!name_end)
+        name_end = end;
+    if (name == name_end || !copy_part(out->master_name, sizeof(out->master_name), name, name_end))
+        return false;
+    if (name_end < end) {
+        uint64_t v;
+        if (!parse_uint(name_end + 1, end, 1000000, &v))
+            return false;
+        out->db = (uint32_t)v;
+    }
+    return true;
+}
+
 // After "unix://": [user:password@]/absolute/path[?db=N]. The credentials end
 // at the first "@/" (a path starts with '/').
 static bool parse_unix(const char *url, const char *p, RedisUrl *out)
@@ -129,6 +230,7 @@ bool parse_redis_url(const char *url, RedisUrl *out)
     static const char tcp[] = "redis://";
     static const char tls[] = "rediss://";
     static const char unix_scheme[] = "unix://";
+    static const char sentinel[] = "redis-sentinel://";
     memset(out, 0, sizeof(*out));
     if (url == nullptr)
         return false;
@@ -140,6 +242,10 @@ bool parse_redis_url(const char *url, RedisUrl *out)
         out->scheme_len = sizeof(tls) - 1;
         out->tls = true;
         return parse_tcp(url, url + out->scheme_len, out);
+    }
+    if (strncmp(url, sentinel, sizeof(sentinel) - 1) == 0) {
+        out->scheme_len = sizeof(sentinel) - 1;
+        return parse_sentinel(url, url + out->scheme_len, out);
     }
     if (strncmp(url, unix_scheme, sizeof(unix_scheme) - 1) == 0) {
         out->scheme_len = sizeof(unix_scheme) - 1;

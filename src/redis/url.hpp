@@ -1,5 +1,6 @@
 // redis://[user:password@]host[:port][/db], rediss:// the same over TLS
 // unix://[user:password@]/path/to/redis.sock[?db=N]
+// redis-sentinel://[user:password@]host[:port][,host[:port]...]/mastername[/db]
 #pragma once
 
 #include <stddef.h>
@@ -20,7 +21,18 @@ struct RedisUrl {
     uint32_t scheme_len;  // "redis://" or "unix://"
     uint32_t host_offset; // where the host (or path) starts in the URL, after any credentials
     bool has_credentials;
+    // redis-sentinel://: the sentinels (as written, comma-separated; port
+    // 26379 by default) and the master's name; host and port stay empty.
+    bool sentinel;
+    uint8_t nsentinels;
+    char sentinels[256];
+    char master_name[128];
 };
+
+constexpr uint8_t kMaxSentinels = 8;
+
+// The i-th sentinel of u (i < u.nsentinels).
+bool sentinel_address(const RedisUrl &u, unsigned i, char *host, size_t cap, uint16_t *port);
 
 // Returns false on anything malformed; *out is then unspecified.
 bool parse_redis_url(const char *url, RedisUrl *out);

@@ -33,8 +33,10 @@ uint32_t g_replicas = 1;
 void replicated(edgelock_config *cfg)
 {
     cfg->wait_replicas = g_replicas;
-    cfg->wait_replicas_timeout_ms = 300;
-    cfg->command_timeout_ms = 3000;
+    // Long enough for a replica on a loaded machine (or under qemu) to answer;
+    // a stopped one makes each call take this long, no more.
+    cfg->wait_replicas_timeout_ms = 2000;
+    cfg->command_timeout_ms = 8000;
 }
 
 } // namespace

@@ -87,9 +87,11 @@ void tls_config(edgelock_config *cfg)
     cfg->tls_key = g_tls.key.empty() ? nullptr : g_tls.key.c_str();
     cfg->tls_server_name = g_tls.name.empty() ? nullptr : g_tls.name.c_str();
     cfg->tls_insecure_skip_verify = g_tls.insecure ? 1 : 0;
-    cfg->command_timeout_ms = 1500;
-    cfg->connect_timeout_ms = 1500;
-    cfg->watchdog_lease_ms = 600;
+    // Generous: a handshake on a loaded machine under a sanitizer is slow. A
+    // failing one ends with EDGELOCK_ERR_TLS at the command deadline.
+    cfg->command_timeout_ms = 5000;
+    cfg->connect_timeout_ms = 5000;
+    cfg->watchdog_lease_ms = 1500;
 }
 
 // One try_lock through a fresh client with g_tls: its status.
@@ -132,7 +134,7 @@ TEST_CASE(locks_wake_up_and_watchdog_over_tls)
     edgelock_client *b = make_client(s.url().c_str(), tls_config);
     REQUIRE(a && b);
     edgelock_lock la = make_lock(a, "tls:lock"), lb = make_lock(b, "tls:lock");
-    // Watchdog lease 600 ms: held 2 s, it must be renewed over TLS to survive.
+    // Watchdog lease 1.5 s: held 4 s, it must be renewed over TLS to survive.
     CHECK_ST(edgelock_try_lock(a, la, 5000, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
     std::atomic<int> got{0};
     std::thread waiter([&] {
@@ -141,7 +143,7 @@ TEST_CASE(locks_wake_up_and_watchdog_over_tls)
             edgelock_unlock(b, lb, nullptr);
     });
     CHECK(wait_until(30000, [&] { return stats_of(b).subscriptions == 1; }));
-    sleep_ms(2000);
+    sleep_ms(4000);
     CHECK_EQ(redis_integer(s.r, "EXISTS %s", "tls:lock"), 1);
     CHECK(stats_of(a).renew_calls >= 2);
     int held = 0;

@@ -233,3 +233,45 @@ TEST_CASE(rediss_is_tcp_with_tls)
     redact_redis_url("rediss://u:p@h:1", u, out, sizeof(out));
     CHECK(strcmp(out, "rediss://***@h:1") == 0);
 }
+
+TEST_CASE(sentinel_urls)
+{
+    RedisUrl u;
+    REQUIRE(parses("redis-sentinel://u:p@10.0.0.1:26380,10.0.0.2,[::1]:26381/mymaster/3", &u));
+    CHECK(u.sentinel);
+    CHECK_EQ(u.nsentinels, 3);
+    CHECK(strcmp(u.master_name, "mymaster") == 0);
+    CHECK_EQ(u.db, 3);
+    CHECK(strcmp(u.user, "u") == 0);
+    CHECK(strcmp(u.password, "p") == 0);
+    char host[256];
+    uint16_t port = 0;
+    REQUIRE(sentinel_address(u, 0, host, sizeof(host), &port));
+    CHECK(strcmp(host, "10.0.0.1") == 0);
+    CHECK_EQ(port, 26380);
+    REQUIRE(sentinel_address(u, 1, host, sizeof(host), &port));
+    CHECK(strcmp(host, "10.0.0.2") == 0);
+    CHECK_EQ(port, 26379); // the sentinel default
+    REQUIRE(sentinel_address(u, 2, host, sizeof(host), &port));
+    CHECK(strcmp(host, "::1") == 0);
+    CHECK_EQ(port, 26381);
+    CHECK(!sentinel_address(u, 3, host, sizeof(host), &port));
+
+    REQUIRE(parses("redis-sentinel://s1/m", &u));
+    CHECK_EQ(u.nsentinels, 1);
+    CHECK_EQ(u.db, 0);
+    CHECK(!parses("redis-sentinel://s1", &u));                  // no master name
+    CHECK(!parses("redis-sentinel://s1/", &u));                 // empty master name
+    CHECK(!parses("redis-sentinel:///m", &u));                  // no sentinel
+    CHECK(!parses("redis-sentinel://s1,/m", &u));               // an empty one
+    CHECK(!parses("redis-sentinel://s1:0/m", &u));              // port 0
+    CHECK(!parses("redis-sentinel://s1/m/x", &u));              // db not a number
+    CHECK(!parses("redis-sentinel://a,b,c,d,e,f,g,h,i/m", &u)); // more than 8
+    REQUIRE(parses("redis-sentinel://a,b,c,d,e,f,g,h/m", &u));
+    CHECK_EQ(u.nsentinels, 8);
+
+    char out[128];
+    REQUIRE(parses("redis-sentinel://u:p@s1,s2/m", &u));
+    redact_redis_url("redis-sentinel://u:p@s1,s2/m", u, out, sizeof(out));
+    CHECK(strcmp(out, "redis-sentinel://***@s1,s2/m") == 0);
+}

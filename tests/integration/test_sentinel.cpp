@@ -1,0 +1,230 @@
+// redis-sentinel:// URLs against a master, a replica and three sentinels
+// started by the test: the master found through the sentinels (a dead one
+// skipped), and a failover (SENTINEL FAILOVER) while a holder and a waiter run.
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "check.hpp"
+#include "clients.hpp"
+#include "edgelock/edgelock.h"
+#include "redis_server.hpp"
+
+namespace
+{
+
+// One redis-server in sentinel mode, from a config file in a temp dir.
+struct Sentinel {
+    pid_t pid = -1;
+    uint16_t port = 0;
+    bool start(const std::string &dir, int index, uint16_t master_port)
+    {
+        port = free_loopback_port();
+        std::string conf = dir + "/sentinel" + std::to_string(index) + ".conf";
+        FILE *f = fopen(conf.c_str(), "w");
+        if (!f)
+            return false;
+        fprintf(f,
+                "port %u\nbind 127.0.0.1\nlogfile \"\"\ndir %s\n"
+                "sentinel monitor mymaster 127.0.0.1 %u 2\n"
+                "sentinel down-after-milliseconds mymaster 1000\n"
+                "sentinel failover-timeout mymaster 5000\n",
+                port, dir.c_str(), master_port);
+        fclose(f);
+        pid = fork();
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            int null = open("/dev/null", 1);
+            dup2(null, 1);
+            execlp("redis-server", "redis-server", conf.c_str(), "--sentinel", (char *)nullptr);
+            _exit(127);
+        }
+        return wait_until(10000, [&] { return command_int("PING") == -1; });
+    }
+    // An integer reply, -1 for a status (PONG), -2 for no answer.
+    long long command_int(const char *cmd)
+    {
+        redisContext *c = redisConnect("127.0.0.1", port);
+        long long v = -2;
+        if (c && !c->err) {
+            redisReply *r = (redisReply *)redisCommand(c, cmd);
+            if (r) {
+                v = r->type == REDIS_REPLY_INTEGER ? r->integer
+                    : r->type == REDIS_REPLY_ARRAY ? (long long)r->elements
+                                                   : -1;
+                freeReplyObject(r);
+            }
+        }
+        if (c)
+            redisFree(c);
+        return v;
+    }
+    // The port of the master this sentinel names now (0: none).
+    uint16_t master_port()
+    {
+        redisContext *c = redisConnect("127.0.0.1", port);
+        uint16_t p = 0;
+        if (c && !c->err) {
+            redisReply *r = (redisReply *)redisCommand(c, "SENTINEL get-master-addr-by-name mymaster");
+            if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+                p = (uint16_t)atoi(r->element[1]->str);
+            if (r)
+                freeReplyObject(r);
+        }
+        if (c)
+            redisFree(c);
+        return p;
+    }
+    ~Sentinel()
+    {
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+        }
+    }
+};
+
+struct Setup {
+    char dir[64];
+    RedisServer master, replica;
+    Sentinel s[3];
+    std::string url;
+    bool ok = false;
+    Setup()
+    {
+        snprintf(dir, sizeof(dir), "/tmp/edgelock-sentinel-XXXXXX");
+        if (!mkdtemp(dir) || !master.start())
+            return;
+        std::string mport = std::to_string(master.port());
+        const char *extra[] = {"--replicaof", "127.0.0.1", mport.c_str(), nullptr};
+        if (!replica.start_args(0, extra))
+            return;
+        if (!wait_until(30000, [&] { return redis_integer(master, "WAIT %d %d", 1, 100) == 1; }))
+            return;
+        url = "redis-sentinel://";
+        for (int i = 0; i < 3; i++) {
+            if (!s[i].start(dir, i, master.port()))
+                return;
+            url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(s[i].port);
+        }
+        url += "/mymaster";
+        // Every sentinel knows the replica and the other sentinels.
+        ok = wait_until(60000, [&] {
+            for (auto &x : s)
+                if (x.command_int("SENTINEL replicas mymaster") < 1 ||
+                    x.command_int("SENTINEL sentinels mymaster") < 2)
+                    return false;
+            return true;
+        });
+    }
+    ~Setup()
+    {
+        std::string rm = std::string("rm -rf '") + dir + "'";
+        if (system(rm.c_str()) != 0)
+            fprintf(stderr, "cannot remove %s\n", dir);
+    }
+};
+
+std::atomic<int> g_lost{0};
+void on_lost(edgelock_client *, edgelock_lock, uint64_t, void *)
+{
+    g_lost++;
+}
+void sentinel_config(edgelock_config *cfg)
+{
+    cfg->watchdog_lease_ms = 6000;
+    cfg->command_timeout_ms = 5000;
+    cfg->connect_timeout_ms = 5000;
+    cfg->reconnect_max_ms = 500;
+    cfg->on_lock_lost = on_lost;
+}
+
+} // namespace
+
+TEST_CASE(the_master_is_found_through_the_sentinels)
+{
+    Setup st;
+    REQUIRE(st.ok);
+    edgelock_client *c = make_client(st.url.c_str(), sentinel_config);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "sen:lock");
+    CHECK_ST(edgelock_try_lock(c, lk, 10000, 30000), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(st.master, "EXISTS %s", "sen:lock"), 1);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+
+    // A sentinel that is not there is skipped.
+    std::string url = "redis-sentinel://127.0.0.1:" + std::to_string(free_loopback_port()) + "," +
+                      st.url.substr(strlen("redis-sentinel://"));
+    c = make_client(url.c_str(), sentinel_config);
+    REQUIRE(c);
+    lk = make_lock(c, "sen:lock");
+    CHECK_ST(edgelock_try_lock(c, lk, 10000, 30000), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+
+    // A master name the sentinels do not know: no connection, in time.
+    url = st.url.substr(0, st.url.rfind('/')) + "/nosuchmaster";
+    c = make_client(url.c_str(), sentinel_config);
+    REQUIRE(c);
+    lk = make_lock(c, "sen:lock");
+    edgelock_status s = edgelock_try_lock(c, lk, 0, 30000);
+    CHECK(s == EDGELOCK_ERR_CONNECTION || s == EDGELOCK_ERR_TIMEOUT);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(a_failover_loses_no_waiter_and_new_locks_go_to_the_new_master)
+{
+    Setup st;
+    REQUIRE(st.ok);
+    g_lost = 0;
+    edgelock_client *holder = make_client(st.url.c_str(), sentinel_config);
+    edgelock_client *waiter = make_client(st.url.c_str(), sentinel_config);
+    REQUIRE(holder && waiter);
+    edgelock_lock lh = make_lock(holder, "sen:fail"), lw = make_lock(waiter, "sen:fail");
+    CHECK_ST(edgelock_try_lock(holder, lh, 10000, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    std::atomic<int> waited{0};
+    std::thread t([&] {
+        edgelock_status s = edgelock_try_lock(waiter, lw, 60000, 10000);
+        waited = s == EDGELOCK_OK ? 1 : -1;
+        if (s == EDGELOCK_OK)
+            edgelock_unlock(waiter, lw, nullptr);
+    });
+    CHECK(wait_until(30000, [&] { return stats_of(waiter).subscriptions == 1; }));
+
+    uint16_t old_master = st.master.port();
+    CHECK(st.s[0].command_int("SENTINEL FAILOVER mymaster") == -1);
+    CHECK(wait_until(30000, [&] { return st.s[0].master_port() == st.replica.port(); }));
+
+    // New acquisitions reach the new master within 15 s.
+    edgelock_client *fresh = make_client(st.url.c_str(), sentinel_config);
+    REQUIRE(fresh);
+    edgelock_lock lf = make_lock(fresh, "sen:after");
+    CHECK_ST(edgelock_try_lock(fresh, lf, 15000, 30000), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(st.replica, "EXISTS %s", "sen:after"), 1); // the promoted replica
+    edgelock_unlock(fresh, lf, nullptr);
+    edgelock_client_destroy(fresh);
+
+    // The holder keeps its lock, or is told it lost it.
+    sleep_ms(7000); // more than a watchdog lease: renewals went to the new master, or failed
+    edgelock_status u = edgelock_unlock(holder, lh, nullptr);
+    CHECK(u == EDGELOCK_OK || (u == EDGELOCK_ERR_LOST && g_lost == 1));
+    // The waiter got the lock (woken by the unlock, or when the lease ran out).
+    t.join();
+    CHECK_EQ(waited, 1);
+    (void)old_master;
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(waiter);
+}
