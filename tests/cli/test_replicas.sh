@@ -7,7 +7,7 @@ MASTER_PORT=$REDIS_PORT
 REPLICA_PORT=$((REDIS_PORT + 1))
 port_in_use "$REPLICA_PORT" && REPLICA_PORT=$((REDIS_PORT + 2))
 redis-server --port "$REPLICA_PORT" --bind 127.0.0.1 --save '' --appendonly no --loglevel warning \
-    --logfile /dev/null --replicaof 127.0.0.1 "$MASTER_PORT" &
+    --logfile /dev/null --dir "$TMP" --replicaof 127.0.0.1 "$MASTER_PORT" &
 REPLICA_PID=$!
 ALL_REDIS_PIDS+=("$REPLICA_PID")
 replicated() { [ "$(rcli wait 1 100)" = 1 ]; }

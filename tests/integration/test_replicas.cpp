@@ -22,7 +22,8 @@ struct Pair {
         if (!master.start())
             return;
         std::string port = std::to_string(master.port());
-        const char *extra[] = {"--replicaof", "127.0.0.1", port.c_str(), nullptr};
+        // A replica writes the master's snapshot to its dir: not the test's cwd.
+        const char *extra[] = {"--replicaof", "127.0.0.1", port.c_str(), "--dir", "/tmp", nullptr};
         if (!replica.start_args(0, extra))
             return;
         ok = wait_until(30000, [&] { return redis_integer(master, "WAIT %d %d", 1, 100) == 1; });

@@ -105,7 +105,8 @@ struct Setup {
         if (!mkdtemp(dir) || !master.start())
             return;
         std::string mport = std::to_string(master.port());
-        const char *extra[] = {"--replicaof", "127.0.0.1", mport.c_str(), nullptr};
+        // A replica writes the master's snapshot to its dir: the test's temp dir.
+        const char *extra[] = {"--replicaof", "127.0.0.1", mport.c_str(), "--dir", dir, nullptr};
         if (!replica.start_args(0, extra))
             return;
         if (!wait_until(30000, [&] { return redis_integer(master, "WAIT %d %d", 1, 100) == 1; }))
