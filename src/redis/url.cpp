@@ -41,61 +41,6 @@ static bool parse_credentials(const char *b, const char *e, RedisUrl *out)
     return copy_part(out->password, sizeof(out->password), b, e); // scheme://password@...
 }
 
-// After "redis://": [user:password@]host[:port][/db]
-static bool parse_tcp(const char *url, const char *p, RedisUrl *out)
-{
-    const char *end = p + strlen(p);
-    const char *slash = (const char *)memchr(p, '/', (size_t)(end - p));
-    const char *auth_end = nullptr;
-    // The last '@' before the path ends the credentials: passwords may hold '@'.
-    for (const char *q = slash ? slash : end; q > p; q--) {
-        if (q[-1] == '@') {
-            auth_end = q - 1;
-            break;
-        }
-    }
-    if (auth_end) {
-        if (!parse_credentials(p, auth_end, out))
-            return false;
-        p = auth_end + 1;
-        out->has_credentials = true;
-    }
-    out->host_offset = (uint32_t)(p - url);
-
-    const char *host_end = slash ? slash : end;
-    const char *port_sep = nullptr;
-    const char *hb = p, *he;
-    if (p < host_end && *p == '[') { // [ipv6]:port
-        const char *close = (const char *)memchr(p, ']', (size_t)(host_end - p));
-        if (!close)
-            return false;
-        hb = p + 1;
-        he = close;
-        if (close + 1 < host_end) {
-            if (close[1] != ':')
-                return false;
-            port_sep = close + 1;
-        }
-    } else {
-        port_sep = (const char *)memchr(p, ':', (size_t)(host_end - p));
-        he = port_sep ? port_sep : host_end;
-    }
-    if (hb == he || !copy_part(out->host, sizeof(out->host), hb, he))
-        return false;
-
-    uint64_t v = 6379;
-    if (port_sep && (!parse_uint(port_sep + 1, host_end, 65535, &v) || v == 0))
-        return false;
-    out->port = (uint16_t)v;
-
-    if (slash && slash + 1 < end) {
-        if (!parse_uint(slash + 1, end, 1000000, &v))
-            return false;
-        out->db = (uint32_t)v;
-    }
-    return true;
-}
-
 // One "host[:port]" or "[ipv6][:port]" between b and e.
 static bool parse_host_port(const char *b, const char *e, char *host, size_t cap, uint16_t *port,
                             uint16_t default_port)
@@ -123,6 +68,39 @@ static bool parse_host_port(const char *b, const char *e, char *host, size_t cap
     if (port_sep && (!parse_uint(port_sep + 1, e, 65535, &v) || v == 0))
         return false;
     *port = (uint16_t)v;
+    return true;
+}
+
+// After "redis://": [user:password@]host[:port][/db]
+static bool parse_tcp(const char *url, const char *p, RedisUrl *out)
+{
+    const char *end = p + strlen(p);
+    const char *slash = (const char *)memchr(p, '/', (size_t)(end - p));
+    const char *auth_end = nullptr;
+    // The last '@' before the path ends the credentials: passwords may hold '@'.
+    for (const char *q = slash ? slash : end; q > p; q--) {
+        if (q[-1] == '@') {
+            auth_end = q - 1;
+            break;
+        }
+    }
+    if (auth_end) {
+        if (!parse_credentials(p, auth_end, out))
+            return false;
+        p = auth_end + 1;
+        out->has_credentials = true;
+    }
+    out->host_offset = (uint32_t)(p - url);
+
+    if (!parse_host_port(p, slash ? slash : end, out->host, sizeof(out->host), &out->port, 6379))
+        return false;
+
+    if (slash && slash + 1 < end) {
+        uint64_t v;
+        if (!parse_uint(slash + 1, end, 1000000, &v))
+            return false;
+        out->db = (uint32_t)v;
+    }
     return true;
 }
 
