@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# make demo: what edgelock is for, in about 20 seconds.
+# make demo: what edgelock is for, in about 25 seconds.
 #
 #   scripts/demo.sh BUILD_DIR
 #
 # Simulated gateways (`edgelock run` processes) contend for one
 # firmware-update lock: who waits, who gets it, the watchdog renewing a lease
 # shorter than the update, and a holder killed with SIGKILL whose lock is freed
-# when its lease runs out. Uses EDGELOCK_URL when it points at a reachable
+# when its lease runs out; on a build with TLS, the same over rediss:// with
+# certificates made on the spot. Uses EDGELOCK_URL when it points at a reachable
 # Redis, otherwise a throwaway redis-server on a free loopback port, stopped at
 # the end.
 set -u
@@ -179,6 +180,30 @@ STOCK=$BUILD/examples/example_stock_deduction
 if [ -n "$REDIS_PID" ] && [ -x "$STOCK" ]; then
     banner "5. The C API: 4 gateways selling 400 units, one lock vs 4 segment locks"
     "$STOCK" | sed 's/^/  /'
+fi
+
+# --- TLS -----------------------------------------------------------------------------------
+# A gateway reaching its Redis across a WAN: rediss://, the server's chain and
+# name verified. Only on a build with TLS, with a throwaway server of our own.
+if "$EL" --version | grep -q "(TLS)" && [ -n "$REDIS_PID" ]; then
+    banner "6. Over TLS: rediss://, certificates made just now with openssl"
+    CERTS=$TMP/certs
+    if bash "$(dirname "$0")/../tests/integration/tls/make_certs.sh" "$CERTS"; then
+        TLS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
+            echo $((20000 + RANDOM % 20000)))
+        redis-server --port 0 --tls-port "$TLS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+            --tls-cert-file "$CERTS/server.crt" --tls-key-file "$CERTS/server.key" \
+            --tls-ca-cert-file "$CERTS/ca.crt" --tls-auth-clients no --loglevel warning --logfile /dev/null &
+        for _ in $(seq 1 100); do
+            "$EL" --url "rediss://localhost:$TLS_PORT" --tls-ca "$CERTS/ca.crt" status demo:tls >/dev/null 2>&1 && break
+            sleep 0.05
+        done
+        "$EL" --url "rediss://localhost:$TLS_PORT" --tls-ca "$CERTS/ca.crt" run demo:tls -- \
+            echo "flashing over TLS, the server's certificate and name verified" | prefix "gw-tls  "
+        "$EL" --url "rediss://localhost:$TLS_PORT" --tls-ca "$CERTS/ca.crt" --tls-server-name redis.example.com \
+            status demo:tls 2>&1 | prefix "wrong name"
+        say "a server that cannot prove its name is refused (exit 69), before any lock command is sent"
+    fi
 fi
 
 # --- summary ------------------------------------------------------------------------------
