@@ -44,13 +44,23 @@ rcli() {
 }
 
 # start_redis [extra redis-server args...]
+# An argument @PORT2@ is replaced by a second free port, picked anew on every
+# attempt like the first one (REDIS_PORT2): a port taken meanwhile by another
+# test's server costs an attempt, not the test.
 start_redis() {
-    local attempt i
+    local attempt i a args
     for attempt in 1 2 3 4 5 6 7 8; do
         REDIS_PORT=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        REDIS_PORT2=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
         port_in_use "$REDIS_PORT" && continue
+        port_in_use "$REDIS_PORT2" && continue
+        [ "$REDIS_PORT2" = "$REDIS_PORT" ] && continue
+        args=()
+        for a in "$@"; do
+            if [ "$a" = @PORT2@ ]; then args+=("$REDIS_PORT2"); else args+=("$a"); fi
+        done
         redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-            --loglevel warning --logfile /dev/null "$@" &
+            --loglevel warning --logfile /dev/null ${args[@]+"${args[@]}"} &
         REDIS_PID=$!
         for i in $(seq 1 200); do
             # Our own server answers (not one that won a race for the port).

@@ -6,11 +6,10 @@ source "$(dirname "$0")/lib.sh" "$@"
 HERE=$(cd "$(dirname "$0")" && pwd)
 CERTS=$TMP/certs
 bash "$HERE/../integration/tls/make_certs.sh" "$CERTS"
-TLS_PORT=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-start_redis --tls-port "$TLS_PORT" --tls-cert-file "$CERTS/server.crt" --tls-key-file "$CERTS/server.key" \
+start_redis --tls-port @PORT2@ --tls-cert-file "$CERTS/server.crt" --tls-key-file "$CERTS/server.key" \
     --tls-ca-cert-file "$CERTS/ca.crt" --tls-auth-clients optional
 unset EDGELOCK_URL
-URL=rediss://localhost:$TLS_PORT
+URL=rediss://localhost:$REDIS_PORT2
 
 if ! "$EDGELOCK" --version | grep -q "(TLS)"; then
     expect_rc 64 "rediss:// without TLS in the build is a usage error" "$EDGELOCK" --url "$URL" status t

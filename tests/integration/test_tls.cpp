@@ -51,6 +51,12 @@ struct TlsServer {
     {
         if (!make_certs())
             return;
+        // A port taken meanwhile by another test's server costs an attempt.
+        for (int attempt = 0; attempt < 4 && !ok; attempt++)
+            ok = start(server_cert, client_certs);
+    }
+    bool start(const char *server_cert, bool client_certs)
+    {
         tls_port = free_loopback_port();
         char port[16];
         snprintf(port, sizeof(port), "%u", tls_port);
@@ -66,7 +72,7 @@ struct TlsServer {
                                "--tls-auth-clients",
                                client_certs ? "yes" : "no",
                                nullptr};
-        ok = r.start_args(0, extra);
+        return r.start_args(0, extra);
     }
     std::string url(const char *host = "localhost") const
     {
