@@ -1,6 +1,6 @@
 // Subscriptions (pubsub.hpp). A channel being unsubscribed keeps its slot until
 // Redis confirms, and is subscribed again then if someone joined meanwhile:
-// hiredis 0.14 would otherwise drop the new subscription's callback when the
+// hiredis 0.14 would otherwise drop the later subscription's callback when the
 // old UNSUBSCRIBE confirmation arrives.
 #include "redis/pubsub.hpp"
 
