@@ -161,34 +161,6 @@ bool conn_send_setup(Connection *conn, const char *buf, size_t len)
     return true;
 }
 
-// AUTH and SELECT as the URL asks; they go out first, before the owner's setup.
-static bool send_url_setup(Connection *conn)
-{
-    const RedisUrl &u = *conn->url;
-    char buf[sizeof(u.user) + sizeof(u.password) + 64];
-    const char *out;
-    size_t len;
-    if (u.password[0]) {
-        RespCommand rc(buf, sizeof(buf));
-        rc.arg("AUTH");
-        if (u.user[0])
-            rc.arg(u.user);
-        rc.arg(u.password);
-        bool ok = rc.finish(&out, &len) && conn_send_setup(conn, out, len);
-        memset(buf, 0, sizeof(buf)); // the password is not left on the stack
-        if (!ok)
-            return false;
-    }
-    if (u.db) {
-        RespCommand rc(buf, sizeof(buf));
-        rc.arg("SELECT");
-        rc.arg_u64(u.db);
-        if (!rc.finish(&out, &len) || !conn_send_setup(conn, out, len))
-            return false;
-    }
-    return true;
-}
-
 // One command whose reply is tagged (setup, ROLE, sentinel query).
 static bool send_tagged(Connection *conn, void *tag, const char *a0, const char *a1 = nullptr,
                         const char *a2 = nullptr)
@@ -201,10 +173,27 @@ static bool send_tagged(Connection *conn, void *tag, const char *a0, const char 
             rc.arg(a);
     const char *out;
     size_t len;
-    if (!rc.finish(&out, &len) || !conn->ops->send(conn, out, len, tag))
+    bool ok = rc.finish(&out, &len) && conn->ops->send(conn, out, len, tag);
+    memset(buf, 0, sizeof(buf)); // a password is not left on the stack
+    if (ok)
+        conn->setup_pending++;
+    return ok;
+}
+
+// AUTH and SELECT as the URL asks; they go out first, before the owner's setup.
+static bool send_url_setup(Connection *conn)
+{
+    const RedisUrl &u = *conn->url;
+    if (u.password[0] && !(u.user[0] ? send_tagged(conn, &setup_tag, "AUTH", u.user, u.password)
+                                     : send_tagged(conn, &setup_tag, "AUTH", u.password)))
         return false;
-    conn->setup_pending++;
-    return true;
+    if (!u.db)
+        return true;
+    char db[24];
+    Writer w(db, sizeof(db) - 1);
+    w.u64(u.db);
+    db[w.len] = 0;
+    return send_tagged(conn, &setup_tag, "SELECT", db);
 }
 
 // redis-sentinel://: connect to the next sentinel and ask it for the master.

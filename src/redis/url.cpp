@@ -71,25 +71,28 @@ static bool parse_host_port(const char *b, const char *e, char *host, size_t cap
     return true;
 }
 
+// [user:password@] at p, ended by the last '@' before limit (passwords may
+// hold '@'): parsed into out. Where the rest starts, or null when malformed.
+static const char *take_credentials(const char *p, const char *limit, RedisUrl *out)
+{
+    for (const char *q = limit; q > p; q--) {
+        if (q[-1] != '@')
+            continue;
+        if (!parse_credentials(p, q - 1, out))
+            return nullptr;
+        out->has_credentials = true;
+        return q;
+    }
+    return p;
+}
+
 // After "redis://": [user:password@]host[:port][/db]
 static bool parse_tcp(const char *url, const char *p, RedisUrl *out)
 {
     const char *end = p + strlen(p);
     const char *slash = (const char *)memchr(p, '/', (size_t)(end - p));
-    const char *auth_end = nullptr;
-    // The last '@' before the path ends the credentials: passwords may hold '@'.
-    for (const char *q = slash ? slash : end; q > p; q--) {
-        if (q[-1] == '@') {
-            auth_end = q - 1;
-            break;
-        }
-    }
-    if (auth_end) {
-        if (!parse_credentials(p, auth_end, out))
-            return false;
-        p = auth_end + 1;
-        out->has_credentials = true;
-    }
+    if (!(p = take_credentials(p, slash ? slash : end, out)))
+        return false;
     out->host_offset = (uint32_t)(p - url);
 
     if (!parse_host_port(p, slash ? slash : end, out->host, sizeof(out->host), &out->port, 6379))
@@ -126,19 +129,8 @@ static bool parse_sentinel(const char *url, const char *p, RedisUrl *out)
     const char *slash = (const char *)memchr(p, '/', (size_t)(end - p));
     if (!slash)
         return false; // the master's name is required
-    const char *auth_end = nullptr;
-    for (const char *q = slash; q > p; q--) {
-        if (q[-1] == '@') {
-            auth_end = q - 1;
-            break;
-        }
-    }
-    if (auth_end) {
-        if (!parse_credentials(p, auth_end, out))
-            return false;
-        p = auth_end + 1;
-        out->has_credentials = true;
-    }
+    if (!(p = take_credentials(p, slash, out)))
+        return false;
     out->host_offset = (uint32_t)(p - url);
     if (!copy_part(out->sentinels, sizeof(out->sentinels), p, slash))
         return false;

@@ -282,7 +282,7 @@ void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &
         owner_arg(rc, p, l, a.owner);
         break;
     case LockOp::Renew: break; // a batch: format_renew()
-    case LockOp::Wait: format_wait(rc, a.replicas, a.replicas_timeout_ms); break;
+    case LockOp::Wait: break;  // no lock: format_wait()
     case LockOp::Info:
         script(rc, a, kScriptLockInfo, 4);
         key(rc, l);

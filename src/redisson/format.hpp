@@ -47,8 +47,7 @@ struct ClientProtocol {
 
 struct LockOpArgs {
     LockOp op;
-    uint32_t replicas, replicas_timeout_ms; // Wait
-    bool eval;                              // send the script body (EVAL) instead of EVALSHA
+    bool eval; // send the script body (EVAL) instead of EVALSHA
     uint64_t owner;
     int64_t lease_ms;
     const uint8_t *request_id; // 16 bytes: the unlock latch (Release, LatchDelete)
