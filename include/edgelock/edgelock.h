@@ -128,12 +128,16 @@ typedef struct edgelock_config {
      *  tls_* fields), Sentinel:
      *  redis-sentinel://[user:password@]host[:port][,host[:port]...]/mastername[/db]
      *  (the sentinels are asked in turn for the master, port 26379 by default;
-     *  the credentials and db are the master's), or a unix socket:
+     *  the credentials and db are the master's; the client also stays
+     *  subscribed to +switch-master on one sentinel and moves to a new master
+     *  as soon as the sentinels announce it), rediss-sentinel://... the same
+     *  with TLS to the sentinels and to the master, or a unix socket:
      *  unix://[user:password@]/path/to/redis.sock[?db=N] (the path at most 107
      *  bytes). Default "redis://127.0.0.1:6379". The string is copied; host
      *  names are resolved with the system resolver. */
     const char *url;
-    /** TLS, for rediss:// URLs (a build with TLS: see edgelock_tls_available()).
+    /** TLS, for rediss:// and rediss-sentinel:// URLs (a build with TLS: see
+     *  edgelock_tls_available()).
      *  tls_ca: a CA file (PEM) or a directory of hashed CA certificates to
      *  verify the server with; NULL: the system's default store. */
     const char *tls_ca;
@@ -143,7 +147,10 @@ typedef struct edgelock_config {
     const char *tls_key;
     /** The name sent as SNI and checked against the server's certificate
      *  (hiredis checks the chain only; edgelock checks the name too). NULL: the
-     *  URL's host; an IP address is checked as one. At most 255 bytes. */
+     *  host connected to (the URL's; with Sentinel, each sentinel's as written
+     *  in the URL, and the master's address as the sentinels name it); an IP
+     *  address is checked as one. Set, it is checked on every connection,
+     *  sentinels included. At most 255 bytes. */
     const char *tls_server_name;
     /** 1: skip verifying the server's certificate chain and name. INSECURE:
      *  anyone on the path can pose as the server. Default 0. */

@@ -120,6 +120,7 @@ static void free_memory(Client *c)
     watchdog_fini(c);
     conn_fini(&c->cmd_conn);
     conn_fini(&c->sub_conn);
+    sentinel_watch_fini(&c->sentinel_watch);
     free_table(c->locks);
     free_table(c->holds);
     free_table(c->waiters);
@@ -176,6 +177,21 @@ static void sub_conn_down(void *ctx)
     pubsub_on_down(&static_cast<Client *>(ctx)->pubsub);
 }
 
+// The sentinels announced a new master: a connection to another address
+// goes there now (asking the sentinels again) instead of at its next refused
+// write. Commands in flight on it complete as on any drop.
+static void sentinel_switched(void *ctx, const char *host, uint16_t port)
+{
+    auto *c = static_cast<Client *>(ctx);
+    Connection *conns[] = {&c->cmd_conn, &c->sub_conn};
+    for (Connection *conn : conns) {
+        // Down or asking a sentinel: it will be told the new master anyway.
+        bool there = conn->have_master && conn->port == port && strcmp(conn->host, host) == 0;
+        if (conn->state != ConnState::Down && !conn->resolving && !there)
+            conn_drop(conn);
+    }
+}
+
 static bool build(Client *c, const LinkOps *link)
 {
     const edgelock_config &cfg = c->cfg;
@@ -223,12 +239,18 @@ static bool build(Client *c, const LinkOps *link)
                      cfg.reconnect_min_ms,
                      cfg.reconnect_max_ms,
                      c->tls,
-                     c->tls_name,
+                     c->tls_name[0] ? c->tls_name : nullptr,
                      !cfg.tls_insecure_skip_verify,
-                     c->sentinel_password[0] ? c->sentinel_password : nullptr};
+                     c->sentinel_password[0] ? c->sentinel_password : nullptr,
+                     false};
     bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);
     cc.role = "subscriber";
     ok = conn_init(&c->sub_conn, &c->loop, link, cc, sub_hooks) && ok;
+    if (c->url.sentinel) {
+        const SentinelWatchHooks watch_hooks = {c, sentinel_switched};
+        ok = sentinel_watch_init(&c->sentinel_watch, &c->loop, link, cc, watch_hooks) && ok;
+        c->table_bytes += loop_timer_bytes(&c->loop);
+    }
     ok = queue_init(&c->queue, cmd_slots, cfg.max_commands, buf, buf_len, &c->cmd_conn, &c->loop,
                     cfg.command_timeout_ms, queue_hooks) &&
          ok;
@@ -236,7 +258,7 @@ static bool build(Client *c, const LinkOps *link)
                 pubsub_hooks);
     ok = watchdog_init(c) && ok;
     ok = acquire_init_timers(c) && ok;
-    // Timers: 2 connections, the queue, the watchdog and one per waiter.
+    // Timers: 2 connections (3 with a sentinel watch), the queue, the watchdog and one per waiter.
     c->table_bytes += (4 + (uint64_t)cfg.max_waiters) * loop_timer_bytes(&c->loop);
     return ok;
 }
@@ -297,8 +319,8 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
         // The files are read now: a bad one fails the creation, not every connect.
         TlsOptions tls = {cfg->tls_ca, cfg->tls_cert, cfg->tls_key, !cfg->tls_insecure_skip_verify};
         c->tls = tls_context_new(tls, st);
-        const char *name = cfg->tls_server_name ? cfg->tls_server_name : c->url.host;
-        memcpy(c->tls_name, name, strnlen(name, sizeof(c->tls_name) - 1));
+        if (cfg->tls_server_name)
+            memcpy(c->tls_name, cfg->tls_server_name, strnlen(cfg->tls_server_name, sizeof(c->tls_name) - 1));
         if (!c->tls) {
             free_memory(c);
             return nullptr;
@@ -317,6 +339,8 @@ void client_start(Client *c)
 {
     conn_start(&c->cmd_conn);
     conn_start(&c->sub_conn);
+    if (c->url.sentinel)
+        sentinel_watch_start(&c->sentinel_watch);
 }
 
 void client_shutdown(Client *c)
@@ -337,6 +361,8 @@ void client_shutdown(Client *c)
     watchdog_stop(c);
     conn_close(&c->cmd_conn);
     conn_close(&c->sub_conn);
+    if (c->url.sentinel)
+        sentinel_watch_close(&c->sentinel_watch);
 }
 
 static void deferred_free(evutil_socket_t, short, void *arg)

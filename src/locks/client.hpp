@@ -18,6 +18,7 @@
 #include "redis/connection.hpp"
 #include "redis/pubsub.hpp"
 #include "redis/queue.hpp"
+#include "redis/sentinel_watch.hpp"
 #include "redis/url.hpp"
 #include "redisson/format.hpp"
 
@@ -30,7 +31,7 @@ struct Client {
     edgelock_config cfg;
     RedisUrl url;
     void *tls;                   // rediss://: the TLS context (redis/tls.hpp)
-    char tls_name[256];          // rediss://: SNI and the name verified
+    char tls_name[256];          // rediss://: SNI and the name verified, when configured
     char sentinel_password[256]; // redis-sentinel://: the sentinels\' AUTH
     char client_id[64];
     ClientProtocol protocol; // what every command carries (client id, times)
@@ -51,6 +52,7 @@ struct Client {
 
     Connection cmd_conn;
     Connection sub_conn;
+    SentinelWatch sentinel_watch; // redis-sentinel:// only
     CommandQueue queue;
     PubSub pubsub;
     Watchdog watchdog;

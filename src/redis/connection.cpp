@@ -8,6 +8,7 @@
 #include "port.h"
 #include "base/resp.hpp"
 #include "redis/tls.hpp"
+#include "redis/reply.hpp"
 
 namespace edgelock
 {
@@ -64,19 +65,13 @@ void conn_link_down(Connection *conn, edgelock_status why, const char *err)
     went_down(conn);
 }
 
-static bool is_text(const redisReply *r, const char *s)
-{
-    size_t n = strlen(s);
-    return (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) && r->len == n &&
-           memcmp(r->str, s, n) == 0;
-}
-
 static void setup_reply(Connection *conn, redisReply *reply, const void *tag)
 {
     if (!reply || conn->state != ConnState::Connecting)
         return; // a drop is handled where it is noticed
     if (tag == &role_tag && reply->type != REDIS_REPLY_ERROR &&
-        !(reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 && is_text(reply->element[0], "master"))) {
+        !(reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 &&
+          reply_text_is(reply->element[0], "master"))) {
         // The sentinels' answer is already out of date (a failover is going
         // on): ask them again.
         edgelock_port_log(EDGELOCK_LOG_WARN,
@@ -143,6 +138,7 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->tls_verify = cfg.tls_verify;
     conn->down_status = EDGELOCK_ERR_CONNECTION;
     conn->sentinel_password = cfg.sentinel_password;
+    conn->to_sentinels = cfg.to_sentinels && cfg.url->sentinel;
     memcpy(conn->host, cfg.url->host, sizeof(conn->host));
     conn->port = cfg.url->port;
     return timer_init(&conn->timer, loop, timer_fired, conn);
@@ -196,15 +192,12 @@ static bool send_url_setup(Connection *conn)
     return send_tagged(conn, &setup_tag, "SELECT", db);
 }
 
-// redis-sentinel://: connect to the next sentinel and ask it for the master.
-static bool start_resolving(Connection *conn)
+// redis-sentinel://: the next sentinel in turn becomes where the link goes.
+static bool next_sentinel(Connection *conn)
 {
     const RedisUrl &u = *conn->url;
     unsigned i = conn->sentinel_next++ % u.nsentinels;
-    if (!sentinel_address(u, i, conn->host, sizeof(conn->host), &conn->port))
-        return false;
-    conn->resolving = true;
-    return true;
+    return sentinel_address(u, i, conn->host, sizeof(conn->host), &conn->port);
 }
 
 // The sentinel's answer: [host, port] of the master, or nil when it knows none.
@@ -255,11 +248,13 @@ void conn_start(Connection *conn)
 {
     if (conn->closed || conn->state != ConnState::Down)
         return;
-    bool resolve = conn->url->sentinel && !conn->have_master;
-    if (resolve && !start_resolving(conn)) {
+    // To a sentinel: to ask it for the master, or (to_sentinels) to stay.
+    bool sentinel = conn->url->sentinel && (conn->to_sentinels || !conn->have_master);
+    if (sentinel && !next_sentinel(conn)) {
         schedule_reconnect(conn);
         return;
     }
+    conn->resolving = sentinel && !conn->to_sentinels;
     if (!conn->ops->open(conn)) {
         conn->resolving = false;
         schedule_reconnect(conn);
@@ -270,18 +265,19 @@ void conn_start(Connection *conn)
     conn->setup_pending = 0;
     // The link queues these until the socket is connected.
     bool ok;
-    if (resolve) {
+    if (sentinel) {
         ok = !conn->sentinel_password || send_tagged(conn, &setup_tag, "AUTH", conn->sentinel_password);
-        ok = ok &&
-             send_tagged(conn, &resolve_tag, "SENTINEL", "get-master-addr-by-name", conn->url->master_name);
+        if (conn->resolving)
+            ok = ok && send_tagged(conn, &resolve_tag, "SENTINEL", "get-master-addr-by-name",
+                                   conn->url->master_name);
     } else {
         ok = send_url_setup(conn);
         // A master named by the sentinels must still be one when we get there.
         if (ok && conn->url->sentinel)
             ok = send_tagged(conn, &role_tag, "ROLE");
-        if (ok && conn->hooks.setup)
-            ok = conn->hooks.setup(conn->hooks.ctx, conn);
     }
+    if (ok && !conn->resolving && conn->hooks.setup)
+        ok = conn->hooks.setup(conn->hooks.ctx, conn);
     if (!ok) {
         conn_drop(conn);
         return;

@@ -33,9 +33,13 @@ struct ConnConfig {
     uint32_t connect_timeout_ms;
     uint32_t reconnect_min_ms, reconnect_max_ms;
     void *tls;            // rediss://: the client's TLS context (redis/tls.hpp); else null
-    const char *tls_name; // SNI and the name the server's certificate must carry
+    const char *tls_name; // SNI and the name the certificate must carry; null: the host connected to
     bool tls_verify;
     const char *sentinel_password; // redis-sentinel://: AUTH for the sentinels (null: none)
+    // redis-sentinel://: a connection to the sentinels themselves (in turn,
+    // the next one after each drop), never to the master: ready after AUTH
+    // and the owner's setup.
+    bool to_sentinels;
 };
 
 struct Connection {
@@ -63,6 +67,7 @@ struct Connection {
     char host[256];
     uint16_t port;
     const char *sentinel_password;
+    bool to_sentinels;       // as ConnConfig
     bool resolving;          // connected to a sentinel, asking for the master
     bool have_master;        // host/port is the master a sentinel named
     uint8_t sentinel_next;   // the sentinel to ask next (round robin)

@@ -73,7 +73,10 @@ static bool open(Connection *conn)
     if (conn->tls) {
         // Right after connecting starts: the handshake runs as the socket
         // becomes ready, before any command.
-        conn->tls_ssl = tls_attach(conn->tls, &ac->c, conn->tls_name, conn->tls_verify);
+        // The name verified: the configured one, else the host this attempt
+        // goes to (a sentinel, or the master a sentinel named).
+        const char *name = conn->tls_name ? conn->tls_name : conn->host;
+        conn->tls_ssl = tls_attach(conn->tls, &ac->c, name, conn->tls_verify);
         if (!conn->tls_ssl) {
             conn->down_status = EDGELOCK_ERR_TLS;
             conn->link = nullptr;

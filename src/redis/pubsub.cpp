@@ -6,10 +6,10 @@
 
 #include <hiredis/hiredis.h>
 #include <string.h>
-#include <strings.h>
 
 #include "redis/connection.hpp"
 #include "base/resp.hpp"
+#include "redis/reply.hpp"
 
 namespace edgelock
 {
@@ -102,12 +102,6 @@ bool pubsub_subscribed(PubSub *ps, uint32_t index)
     return ps->subs.get(index)->state == SubState::Subscribed;
 }
 
-static bool is(const redisReply *e, const char *s)
-{
-    size_t n = strlen(s);
-    return e->type == REDIS_REPLY_STRING && e->len == n && strncasecmp(e->str, s, n) == 0;
-}
-
 void pubsub_on_reply(void *arg, redisReply *reply, void *)
 {
     auto *ps = static_cast<PubSub *>(arg);
@@ -128,7 +122,7 @@ void pubsub_on_reply(void *arg, redisReply *reply, void *)
         return;
     Subscription *s = ps->subs.get(index);
     redisReply *kind = reply->element[0];
-    if (is(kind, "subscribe")) {
+    if (reply_text_is(kind, "subscribe")) {
         if (s->state != SubState::Subscribing)
             return;
         s->state = SubState::Subscribed;
@@ -138,14 +132,14 @@ void pubsub_on_reply(void *arg, redisReply *reply, void *)
             return;
         }
         ps->hooks.subscribed(ps->hooks.ctx, index);
-    } else if (is(kind, "unsubscribe")) {
+    } else if (reply_text_is(kind, "unsubscribe")) {
         if (s->state != SubState::Unsubscribing)
             return;
         if (s->refs > 0)
             subscribe(ps, index);
         else
             ps->subs.release(index);
-    } else if (is(kind, "message") && s->state == SubState::Subscribed) {
+    } else if (reply_text_is(kind, "message") && s->state == SubState::Subscribed) {
         redisReply *msg = reply->element[2];
         if (msg->type == REDIS_REPLY_STRING)
             ps->hooks.message(ps->hooks.ctx, index, msg->str, msg->len);

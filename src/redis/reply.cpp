@@ -36,4 +36,10 @@ bool reply_is_text(const redisReply *r)
     return r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS;
 }
 
+bool reply_text_is(const redisReply *r, const char *s)
+{
+    size_t n = strlen(s);
+    return reply_is_text(r) && r->len == n && memcmp(r->str, s, n) == 0;
+}
+
 } // namespace edgelock

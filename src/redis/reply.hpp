@@ -12,5 +12,7 @@ namespace edgelock
 bool reply_integer(const struct redisReply *r, int64_t *out);
 // A bulk string or a status.
 bool reply_is_text(const struct redisReply *r);
+// A bulk string or a status that is exactly s.
+bool reply_text_is(const struct redisReply *r, const char *s);
 
 } // namespace edgelock

@@ -201,6 +201,7 @@ bool parse_redis_url(const char *url, RedisUrl *out)
     static const char tls[] = "rediss://";
     static const char unix_scheme[] = "unix://";
     static const char sentinel[] = "redis-sentinel://";
+    static const char tls_sentinel[] = "rediss-sentinel://";
     memset(out, 0, sizeof(*out));
     if (url == nullptr)
         return false;
@@ -215,6 +216,12 @@ bool parse_redis_url(const char *url, RedisUrl *out)
     }
     if (strncmp(url, sentinel, sizeof(sentinel) - 1) == 0) {
         out->scheme_len = sizeof(sentinel) - 1;
+        return parse_sentinel(url, url + out->scheme_len, out);
+    }
+    if (strncmp(url, tls_sentinel, sizeof(tls_sentinel) - 1) == 0) {
+        // TLS to the sentinels and to the master they name.
+        out->scheme_len = sizeof(tls_sentinel) - 1;
+        out->tls = true;
         return parse_sentinel(url, url + out->scheme_len, out);
     }
     if (strncmp(url, unix_scheme, sizeof(unix_scheme) - 1) == 0) {

@@ -1,6 +1,7 @@
 // redis://[user:password@]host[:port][/db], rediss:// the same over TLS
 // unix://[user:password@]/path/to/redis.sock[?db=N]
 // redis-sentinel://[user:password@]host[:port][,host[:port]...]/mastername[/db]
+// rediss-sentinel:// the same, over TLS to the sentinels and to the master
 #pragma once
 
 #include <stddef.h>
@@ -11,7 +12,7 @@ namespace edgelock
 
 struct RedisUrl {
     bool unix_socket; // unix://: path, not host and port
-    bool tls;         // rediss://
+    bool tls;         // rediss://, rediss-sentinel://
     char path[108];   // the socket's path (sun_path's size), NUL-terminated
     char host[256];
     char user[128];

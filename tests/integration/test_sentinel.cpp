@@ -18,6 +18,7 @@
 #include "clients.hpp"
 #include "edgelock/edgelock.h"
 #include "redis_server.hpp"
+#include "test_certs.hpp"
 
 namespace
 {
@@ -26,7 +27,9 @@ namespace
 struct Sentinel {
     pid_t pid = -1;
     uint16_t port = 0;
-    bool start(const std::string &dir, int index, uint16_t master_port)
+    // extra: more config lines (TLS); quorum 1 for a sentinel alone.
+    bool start(const std::string &dir, int index, uint16_t master_port, int quorum = 2,
+               const std::string &extra = "")
     {
         port = free_loopback_port();
         std::string conf = dir + "/sentinel" + std::to_string(index) + ".conf";
@@ -34,11 +37,11 @@ struct Sentinel {
         if (!f)
             return false;
         fprintf(f,
-                "port %u\nbind 127.0.0.1\nlogfile \"\"\ndir %s\n"
-                "sentinel monitor mymaster 127.0.0.1 %u 2\n"
+                "port %u\nbind 127.0.0.1\nlogfile \"\"\ndir %s\n%s"
+                "sentinel monitor mymaster 127.0.0.1 %u %d\n"
                 "sentinel down-after-milliseconds mymaster 1000\n"
                 "sentinel failover-timeout mymaster 5000\n",
-                port, dir.c_str(), master_port);
+                port, dir.c_str(), extra.c_str(), master_port, quorum);
         fclose(f);
         pid = fork();
         if (pid == 0) {
@@ -84,13 +87,15 @@ struct Sentinel {
             redisFree(c);
         return p;
     }
-    ~Sentinel()
+    void stop()
     {
         if (pid > 0) {
             kill(pid, SIGKILL);
             waitpid(pid, nullptr, 0);
         }
+        pid = -1;
     }
+    ~Sentinel() { stop(); }
 };
 
 struct Setup {
@@ -228,4 +233,118 @@ TEST_CASE(a_failover_loses_no_waiter_and_new_locks_go_to_the_new_master)
     (void)old_master;
     edgelock_client_destroy(holder);
     edgelock_client_destroy(waiter);
+}
+
+// A master that hangs (SIGSTOP: a partition, a frozen host) sends no reset and
+// refuses no write: an idle waiter's subscription on it would hear nothing.
+// The client follows +switch-master from the sentinels instead: its waiter
+// resubscribes on the new master and is woken there by an unlock published
+// on it (as a Java service's unlock would be).
+TEST_CASE(an_idle_waiter_follows_switch_master_away_from_a_frozen_master)
+{
+    Setup st;
+    REQUIRE(st.ok);
+    // Held by someone else (a Redisson owner field), for longer than the wait.
+    CHECK_EQ(redis_integer(st.master, "HSET %s %s 1", "sen:java", "0f0e0d0c-java:1"), 1);
+    CHECK_EQ(redis_integer(st.master, "PEXPIRE %s %d", "sen:java", 600000), 1);
+    CHECK(wait_until(30000, [&] { return redis_integer(st.master, "WAIT %d %d", 1, 100) == 1; }));
+
+    edgelock_client *waiter = make_client(st.url.c_str(), sentinel_config);
+    REQUIRE(waiter);
+    edgelock_lock lw = make_lock(waiter, "sen:java");
+    std::atomic<int> waited{0};
+    std::thread t([&] {
+        edgelock_status s = edgelock_try_lock(waiter, lw, 90000, 10000);
+        waited = s == EDGELOCK_OK ? 1 : -1;
+        if (s == EDGELOCK_OK)
+            edgelock_unlock(waiter, lw, nullptr);
+    });
+    CHECK(wait_until(30000, [&] { return stats_of(waiter).subscriptions == 1; }));
+
+    kill(st.master.pid(), SIGSTOP);
+    CHECK(wait_until(60000, [&] { return st.s[0].master_port() == st.replica.port(); }));
+    // The unlock, on the new master only.
+    CHECK_EQ(redis_integer(st.replica, "DEL %s", "sen:java"), 1);
+    CHECK(wait_until(60000, [&] {
+        if (waited != 0)
+            return true;
+        // Published until heard: the waiter may not have resubscribed yet.
+        redis_integer(st.replica, "PUBLISH %s %s", "redisson_lock__channel:{sen:java}", "0");
+        sleep_ms(200);
+        return false;
+    }));
+    t.join();
+    CHECK_EQ(waited, 1);
+    CHECK_EQ(redis_integer(st.replica, "EXISTS %s", "sen:java"), 0); // unlocked again
+    edgelock_client_destroy(waiter);
+    kill(st.master.pid(), SIGCONT);
+}
+
+// rediss-sentinel://: TLS to the sentinel (verified as localhost, its name in
+// the URL) and to the master it names (verified as 127.0.0.1, the address the
+// sentinel gave). A CA that vouches for neither: a TLS error, no lock.
+TEST_CASE(tls_to_the_sentinels_and_to_the_master)
+{
+    if (!edgelock_tls_available() || !test_certs_make())
+        return; // a build without TLS: test_tls covers what it answers
+    char dir[] = "/tmp/edgelock-sentinel-tls-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    std::string crt = test_cert("server.crt"), key = test_cert("server.key"), ca = test_cert("ca.crt");
+    RedisServer master;
+    uint16_t master_tls = 0;
+    for (int attempt = 0; attempt < 4 && !master_tls; attempt++) {
+        uint16_t p = free_loopback_port();
+        std::string ps = std::to_string(p);
+        const char *extra[] = {
+            "--tls-port", ps.c_str(),           "--tls-cert-file", crt.c_str(),          "--tls-key-file",
+            key.c_str(),  "--tls-ca-cert-file", ca.c_str(),        "--tls-auth-clients", "no",
+            nullptr};
+        if (master.start_args(0, extra))
+            master_tls = p;
+    }
+    REQUIRE(master_tls);
+    Sentinel sen;
+    uint16_t sen_tls = 0;
+    for (int attempt = 0; attempt < 4 && !sen_tls; attempt++) {
+        uint16_t p = free_loopback_port();
+        // A plaintext port too, for the test's own checks; the sentinel
+        // reaches the master over TLS (tls-replication).
+        std::string conf = "tls-port " + std::to_string(p) + "\ntls-cert-file " + crt + "\ntls-key-file " +
+                           key + "\ntls-ca-cert-file " + ca + "\ntls-auth-clients no\ntls-replication yes\n";
+        if (sen.start(dir, 0, master_tls, 1, conf))
+            sen_tls = p;
+        else
+            sen.stop(); // a port taken meanwhile costs an attempt
+    }
+    REQUIRE(sen_tls);
+    CHECK(wait_until(30000, [&] { return sen.master_port() == master_tls; }));
+
+    std::string url = "rediss-sentinel://localhost:" + std::to_string(sen_tls) + "/mymaster";
+    static std::string s_ca;
+    s_ca = ca;
+    auto tls_config = [](edgelock_config *cfg) {
+        sentinel_config(cfg);
+        cfg->tls_ca = s_ca.c_str();
+    };
+    edgelock_client *c = make_client(url.c_str(), tls_config);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "sen:tls");
+    CHECK_ST(edgelock_try_lock(c, lk, 10000, 30000), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(master, "EXISTS %s", "sen:tls"), 1);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+
+    s_ca = test_cert("other-ca.crt");
+    c = make_client(url.c_str(), tls_config);
+    REQUIRE(c);
+    lk = make_lock(c, "sen:tls");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_ERR_TLS);
+    CHECK_EQ(redis_integer(master, "EXISTS %s", "sen:tls"), 0);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+
+    std::string rm = std::string("rm -rf '") + dir + "'";
+    if (system(rm.c_str()) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
 }

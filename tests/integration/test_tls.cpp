@@ -14,32 +14,10 @@
 #include "clients.hpp"
 #include "edgelock/edgelock.h"
 #include "redis_server.hpp"
+#include "test_certs.hpp"
 
 namespace
 {
-
-std::string g_dir; // the certificates
-
-bool make_certs()
-{
-    if (!g_dir.empty())
-        return true;
-    char tmpl[] = "/tmp/edgelock-tls-XXXXXX";
-    if (!mkdtemp(tmpl))
-        return false;
-    std::string here = __FILE__;
-    std::string script = here.substr(0, here.rfind('/')) + "/tls/make_certs.sh";
-    std::string cmd = "bash '" + script + "' '" + tmpl + "'";
-    if (system(cmd.c_str()) != 0)
-        return false;
-    g_dir = tmpl;
-    return true;
-}
-
-std::string cert(const char *name)
-{
-    return g_dir + "/" + name;
-}
 
 // A server with a plaintext port (for inspection) and a TLS port.
 struct TlsServer {
@@ -49,7 +27,7 @@ struct TlsServer {
 
     explicit TlsServer(const char *server_cert = "server", bool client_certs = false)
     {
-        if (!make_certs())
+        if (!test_certs_make())
             return;
         // A port taken meanwhile by another test's server costs an attempt.
         for (int attempt = 0; attempt < 4 && !ok; attempt++)
@@ -60,7 +38,8 @@ struct TlsServer {
         tls_port = free_loopback_port();
         char port[16];
         snprintf(port, sizeof(port), "%u", tls_port);
-        std::string crt = cert(server_cert) + ".crt", key = cert(server_cert) + ".key", ca = cert("ca.crt");
+        std::string crt = test_cert(server_cert) + ".crt", key = test_cert(server_cert) + ".key",
+                    ca = test_cert("ca.crt");
         const char *extra[] = {"--tls-port",
                                port,
                                "--tls-cert-file",
@@ -135,7 +114,7 @@ TEST_CASE(locks_wake_up_and_watchdog_over_tls)
     TlsServer s;
     REQUIRE(s.ok);
     g_tls = Tls();
-    g_tls.ca = cert("ca.crt");
+    g_tls.ca = test_cert("ca.crt");
     edgelock_client *a = make_client(s.url().c_str(), tls_config);
     edgelock_client *b = make_client(s.url().c_str(), tls_config);
     REQUIRE(a && b);
@@ -170,7 +149,7 @@ TEST_CASE(the_server_name_is_verified_not_only_the_chain)
     TlsServer s;
     REQUIRE(s.ok);
     g_tls = Tls();
-    g_tls.ca = cert("ca.crt");
+    g_tls.ca = test_cert("ca.crt");
     CHECK_ST(try_once(s.url("127.0.0.1")), EDGELOCK_OK); // an IP address, checked as one
     g_tls.name = "redis.example.com";                    // a name the certificate does not carry
     CHECK_ST(try_once(s.url()), EDGELOCK_ERR_TLS);
@@ -189,9 +168,9 @@ TEST_CASE(a_server_the_ca_does_not_vouch_for_fails_fast)
     TlsServer s;
     REQUIRE(s.ok);
     g_tls = Tls();
-    g_tls.ca = cert("other-ca.crt");
+    g_tls.ca = test_cert("other-ca.crt");
     CHECK_ST(try_once(s.url()), EDGELOCK_ERR_TLS);
-    g_tls.ca = g_dir + "/no-such-ca.crt"; // unusable: the client is not created
+    g_tls.ca = test_cert("no-such-ca.crt"); // unusable: the client is not created
     edgelock_config cfg;
     edgelock_config_init(&cfg);
     std::string url = s.url();
@@ -200,7 +179,7 @@ TEST_CASE(a_server_the_ca_does_not_vouch_for_fails_fast)
     edgelock_client *c = nullptr;
     CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_TLS);
     cfg.tls_ca = nullptr;
-    std::string crt = cert("client.crt");
+    std::string crt = test_cert("client.crt");
     cfg.tls_cert = crt.c_str(); // a certificate without its key
     CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_TLS);
 }
@@ -212,7 +191,7 @@ TEST_CASE(an_expired_server_certificate_fails)
     TlsServer s("expired");
     REQUIRE(s.ok);
     g_tls = Tls();
-    g_tls.ca = cert("ca.crt");
+    g_tls.ca = test_cert("ca.crt");
     CHECK_ST(try_once(s.url()), EDGELOCK_ERR_TLS);
 }
 
@@ -223,11 +202,11 @@ TEST_CASE(client_certificates_when_the_server_asks)
     TlsServer s("server", true);
     REQUIRE(s.ok);
     g_tls = Tls();
-    g_tls.ca = cert("ca.crt");
+    g_tls.ca = test_cert("ca.crt");
     edgelock_status st = try_once(s.url()); // no certificate: refused
     CHECK(st == EDGELOCK_ERR_TLS || st == EDGELOCK_ERR_CONNECTION);
-    g_tls.cert = cert("client.crt");
-    g_tls.key = cert("client.key");
+    g_tls.cert = test_cert("client.crt");
+    g_tls.key = test_cert("client.key");
     CHECK_ST(try_once(s.url()), EDGELOCK_OK);
 }
 
@@ -238,7 +217,7 @@ TEST_CASE(plaintext_and_tls_on_the_wrong_port_fail_fast)
     TlsServer s;
     REQUIRE(s.ok);
     g_tls = Tls();
-    g_tls.ca = cert("ca.crt");
+    g_tls.ca = test_cert("ca.crt");
     // TLS to the plaintext port: the handshake fails.
     CHECK_ST(try_once("rediss://localhost:" + std::to_string(s.r.port())), EDGELOCK_ERR_TLS);
     // Plaintext to the TLS port: Redis drops it.

@@ -1,7 +1,9 @@
-// redis:// and unix:// URL parsing (src/redis/url.hpp).
+// redis://, unix:// and sentinel URL parsing (src/redis/url.hpp), and the
+// +switch-master message (src/redis/sentinel_watch.hpp).
 #include <string.h>
 
 #include "check.hpp"
+#include "redis/sentinel_watch.hpp"
 #include "redis/url.hpp"
 
 using namespace edgelock;
@@ -274,4 +276,50 @@ TEST_CASE(sentinel_urls)
     REQUIRE(parses("redis-sentinel://u:p@s1,s2/m", &u));
     redact_redis_url("redis-sentinel://u:p@s1,s2/m", u, out, sizeof(out));
     CHECK(strcmp(out, "redis-sentinel://***@s1,s2/m") == 0);
+}
+
+TEST_CASE(tls_sentinel_urls)
+{
+    RedisUrl u;
+    REQUIRE(parses("rediss-sentinel://u:p@s1:26380,s2/m/2", &u));
+    CHECK(u.sentinel);
+    CHECK(u.tls); // to the sentinels and to the master
+    CHECK_EQ(u.nsentinels, 2);
+    CHECK(strcmp(u.master_name, "m") == 0);
+    CHECK_EQ(u.db, 2);
+    char out[128];
+    redact_redis_url("rediss-sentinel://u:p@s1:26380,s2/m/2", u, out, sizeof(out));
+    CHECK(strcmp(out, "rediss-sentinel://***@s1:26380,s2/m/2") == 0);
+    REQUIRE(parses("redis-sentinel://s1/m", &u));
+    CHECK(!u.tls);
+    CHECK(!parses("rediss-sentinel://s1", &u)); // no master name
+}
+
+// +switch-master: "<name> <old-ip> <old-port> <new-ip> <new-port>".
+TEST_CASE(switch_master_messages)
+{
+    char host[64];
+    uint16_t port = 0;
+    const char *m = "mymaster 127.0.0.1 6379 10.0.0.2 6380";
+    REQUIRE(parse_switch_master(m, strlen(m), "mymaster", host, sizeof(host), &port));
+    CHECK(strcmp(host, "10.0.0.2") == 0);
+    CHECK_EQ(port, 6380);
+    CHECK(!parse_switch_master(m, strlen(m), "mymaste", host, sizeof(host), &port)); // another master
+    CHECK(!parse_switch_master(m, strlen(m), "mymaster2", host, sizeof(host), &port));
+    const char *bad[] = {"",
+                         "mymaster",
+                         "mymaster 127.0.0.1 6379",
+                         "mymaster 127.0.0.1 6379 10.0.0.2",
+                         "mymaster 127.0.0.1 6379 10.0.0.2 0",
+                         "mymaster 127.0.0.1 6379 10.0.0.2 65536",
+                         "mymaster 127.0.0.1 6379 10.0.0.2 63x"};
+    for (const char *b : bad)
+        CHECK(!parse_switch_master(b, strlen(b), "mymaster", host, sizeof(host), &port));
+    // A host longer than the buffer is refused, not cut.
+    const char *longhost = "mymaster a 1 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef 1";
+    CHECK(!parse_switch_master(longhost, strlen(longhost), "mymaster", host, sizeof(host), &port));
+    // Only the message's length is read (no NUL needed).
+    const char *padded = "mymaster 127.0.0.1 6379 10.0.0.3 7000trailing";
+    REQUIRE(parse_switch_master(padded, strlen(padded) - 8, "mymaster", host, sizeof(host), &port));
+    CHECK_EQ(port, 7000);
 }

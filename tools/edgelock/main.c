@@ -281,7 +281,7 @@ int main(int argc, char **argv)
         return usage_error("the lock NAME is longer than %u bytes", NAME_MAX_LEN);
     if (edgelock_url_redact(o.url, o.shown_url, sizeof(o.shown_url)) != EDGELOCK_OK)
         return usage_error("invalid URL (expected redis[s]://[user:password@]host[:port][/db], "
-                           "redis-sentinel://[user:password@]host[:port][,...]/master[/db] or "
+                           "redis[s]-sentinel://[user:password@]host[:port][,...]/master[/db] or "
                            "unix://[user:password@]/path[?db=N]; not shown "
                            "since it may hold a password)");
 
