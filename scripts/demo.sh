@@ -7,7 +7,8 @@
 # firmware-update lock: who waits, who gets it, the watchdog renewing a lease
 # shorter than the update, and a holder killed with SIGKILL whose lock is freed
 # when its lease runs out; on a build with TLS, the same over rediss:// with
-# certificates made on the spot. Uses EDGELOCK_URL when it points at a reachable
+# certificates made on the spot; and a Sentinel failover while a gateway holds
+# the lock. Uses EDGELOCK_URL when it points at a reachable
 # Redis, otherwise a throwaway redis-server on a free loopback port, stopped at
 # the end.
 set -u
@@ -48,30 +49,38 @@ banner() { echo; echo "=== $* ==="; }
 prefix() { while IFS= read -r line; do echo "$(stamp) $1 | $line"; done; }
 
 # --- Redis --------------------------------------------------------------------
-start_redis() {
-    local port i attempt
+# spawn_redis [CONF] ARGS...: a redis-server of ours on a free loopback port
+# (CONF: a config file first, as sentinels need); sets SPAWN_PORT, SPAWN_PID.
+# A port taken meanwhile costs an attempt.
+spawn_redis() {
+    local port i attempt conf=()
+    case ${1:-} in /*) conf=("$1"); shift ;; esac
     command -v redis-server >/dev/null || { echo "demo: redis-server not installed (make deps)" >&2; exit 1; }
     for attempt in 1 2 3 4 5 6 7 8; do
         port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
         (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
-        redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-            --loglevel warning --logfile /dev/null &
-        REDIS_PID=$!
+        redis-server ${conf[@]+"${conf[@]}"} --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+            --loglevel warning --logfile /dev/null "$@" &
+        SPAWN_PID=$!
         for i in $(seq 1 200); do
-            if [ "$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = "$REDIS_PID" ]; then
-                export EDGELOCK_URL=redis://127.0.0.1:$port
-                echo "demo: started a throwaway redis-server on 127.0.0.1:$port"
+            if [ "$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = "$SPAWN_PID" ]; then
+                SPAWN_PORT=$port
                 return 0
             fi
-            kill -0 "$REDIS_PID" 2>/dev/null || break
+            kill -0 "$SPAWN_PID" 2>/dev/null || break
             sleep 0.02
         done
-        kill -9 "$REDIS_PID" 2>/dev/null
-        wait "$REDIS_PID" 2>/dev/null
-        REDIS_PID=
+        kill -9 "$SPAWN_PID" 2>/dev/null
+        wait "$SPAWN_PID" 2>/dev/null
     done
-    echo "demo: cannot start redis-server" >&2
-    exit 1
+    return 1
+}
+
+start_redis() {
+    spawn_redis || { echo "demo: cannot start redis-server" >&2; exit 1; }
+    REDIS_PID=$SPAWN_PID
+    export EDGELOCK_URL=redis://127.0.0.1:$SPAWN_PORT
+    echo "demo: started a throwaway redis-server on 127.0.0.1:$SPAWN_PORT"
 }
 
 if [ -n "${EDGELOCK_URL:-}" ] && "$EL" status "$LOCK" >/dev/null 2>&1; then
@@ -206,6 +215,60 @@ if "$EL" --version | grep -q "(TLS)" && [ -n "$REDIS_PID" ]; then
     fi
 fi
 
+# --- Sentinel -------------------------------------------------------------------------------
+# A site Redis behind Sentinel: a master, a replica and one sentinel of our own.
+# A gateway holds the lock while the sentinel moves the master; the client
+# hears +switch-master, moves, and its watchdog renews on the new master.
+SENTINEL_OK=skipped
+if [ -n "$REDIS_PID" ]; then
+    banner "7. Behind Sentinel: the master fails over while a gateway holds the lock"
+    printf 'sentinel monitor site 127.0.0.1 %s 1\nsentinel down-after-milliseconds site 1000\nsentinel failover-timeout site 5000\n' \
+        "${EDGELOCK_URL##*:}" >"$TMP/sentinel.conf"
+    # The master is the demo's own Redis; a replica of it and a sentinel.
+    MASTER_PORT=${EDGELOCK_URL##*:}
+    # Replicas sync at once, not after the default 5 s wait for others.
+    redis-cli -p "${EDGELOCK_URL##*:}" config set repl-diskless-sync-delay 0 >/dev/null
+    if spawn_redis --replicaof 127.0.0.1 "$MASTER_PORT" --dir "$TMP" && REPLICA_PORT=$SPAWN_PORT &&
+        spawn_redis "$TMP/sentinel.conf" --sentinel && SENTINEL_PORT=$SPAWN_PORT; then
+        SURL=redis-sentinel://127.0.0.1:$SENTINEL_PORT/site
+        sentinel() { redis-cli -p "$SENTINEL_PORT" "$@" 2>/dev/null; }
+        # The replica in sync first (bounded: 20 s): a replica promoted
+        # before its first sync has no locks, and their holders are told
+        # they lost them.
+        for _ in $(seq 1 200); do
+            [ "$(redis-cli -p "$MASTER_PORT" wait 1 100)" = 1 ] && break
+        done
+        for _ in $(seq 1 200); do # until the sentinel knows the replica (bounded: 20 s)
+            [ "$(sentinel sentinel replicas site | grep -c "^$REPLICA_PORT\$")" -ge 1 ] && break
+            sleep 0.1
+        done
+        say "demo     | master :$MASTER_PORT, replica :$REPLICA_PORT, sentinel :$SENTINEL_PORT; URL $SURL"
+        SLOG=$TMP/sentinel.log
+        : >"$SLOG"
+        spids=()
+        for g in gw-s1 gw-s2; do
+            "$EL" --url "$SURL" -v run --watchdog "$LEASE" demo:sentinel -- "$TMP/flash" "$g" 3 "$SLOG" \
+                > >(prefix "$g") 2>&1 &
+            spids+=($!)
+            sleep 0.5
+        done
+        say "demo     | SENTINEL FAILOVER site"
+        sentinel sentinel failover site >/dev/null
+        for _ in $(seq 1 300); do
+            [ "$(sentinel sentinel get-master-addr-by-name site | tail -1)" = "$REPLICA_PORT" ] && break
+            sleep 0.1
+        done
+        say "demo     | the sentinel named :$(sentinel sentinel get-master-addr-by-name site | tail -1) the master (+switch-master)"
+        for p in "${spids[@]}"; do wait "$p"; done
+        sleep 0.2
+        on_new=$(redis-cli -p "$REPLICA_PORT" exists demo:sentinel)
+        SENTINEL_OK=$(sort -k3,3n "$SLOG" | awk '$1=="start"{n++; s++; if(n>1) bad=1} $1=="end"{n--} END{print (s==2 && !bad)?"yes":"NO"}')
+        say "demo     | both updates ran, one at a time, across the failover: $SENTINEL_OK (lock key left: $on_new)"
+    else
+        say "demo     | could not start the Sentinel setup; skipped"
+    fi
+fi
+
 # --- summary ------------------------------------------------------------------------------
 # Overlap check: sort the start/end events by time; never two starts in a row.
 overlap=$(sort -k3,3n "$LOG" | awk '$1=="start"{n++; if(n>1) bad=1} $1=="end"{n--} END{print bad?"YES":"no"}')
@@ -216,7 +279,8 @@ echo "  two updates at once:       $overlap"
 echo "  watchdog renewals seen:    $renewals (a ${LEASE} ms lease kept for a 5 s update)"
 echo "  crash to takeover:         ${took_over} ms (lease ${LEASE} ms: no operator needed)"
 echo "  --wait 0 on a held lock:   exit $rc"
+echo "  across a Sentinel failover: $SENTINEL_OK"
 echo "  total:                     $(stamp | tr -d '[]')"
 echo
 echo "Try it yourself: $EL --help"
-[ "$overlap" = no ] && [ "$renewals" -ge 1 ] && [ "$rc" -eq 75 ]
+[ "$overlap" = no ] && [ "$renewals" -ge 1 ] && [ "$rc" -eq 75 ] && [ "$SENTINEL_OK" != NO ]

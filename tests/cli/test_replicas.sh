@@ -2,7 +2,7 @@
 # --wait-replicas: a master and a replica; with the replica stopped, `run`
 # exits 69 naming the replicas, CMD does not run, and the lock is not held.
 source "$(dirname "$0")/lib.sh" "$@"
-start_redis
+start_redis --repl-diskless-sync-delay 0 # the replica syncs at once
 MASTER_PORT=$REDIS_PORT
 MASTER_URL=$REDIS_URL
 # The replica through start_redis too: a port another test takes meanwhile

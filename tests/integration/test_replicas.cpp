@@ -19,7 +19,7 @@ struct Pair {
     bool ok = false;
     Pair()
     {
-        if (!master.start())
+        if (!master.start(0, "--repl-diskless-sync-delay", "0")) // the replica syncs at once
             return;
         std::string port = std::to_string(master.port());
         // A replica writes the master's snapshot to its dir: not the test's cwd.

@@ -107,7 +107,7 @@ struct Setup {
     Setup()
     {
         snprintf(dir, sizeof(dir), "/tmp/edgelock-sentinel-XXXXXX");
-        if (!mkdtemp(dir) || !master.start())
+        if (!mkdtemp(dir) || !master.start(0, "--repl-diskless-sync-delay", "0")) // replicas sync at once
             return;
         std::string mport = std::to_string(master.port());
         // A replica writes the master's snapshot to its dir: the test's temp dir.
