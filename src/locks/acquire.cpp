@@ -306,12 +306,13 @@ static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
         finish(c, index, st);
         return;
     }
-    // Connection dropped or timed out: the script may have run. If this owner
-    // held nothing before, give back whatever it may now hold, ahead of any
-    // retry on the same connection. (A re-entry of unknown outcome is left
-    // alone: an extra count only delays release until the lease ends.)
+    // Connection dropped or timed out after it was sent: the script may have
+    // run. If this owner held nothing before, give back whatever it may now
+    // hold, ahead of any retry (release.cpp: until Redis answers). A re-entry
+    // of unknown outcome is left alone: an extra count in Redis only delays
+    // the release until the lease ends (renewal stops at our count 0).
     Hold *h = c->holds.get(w->hold_index);
-    if (h->count == 0)
+    if (h->count == 0 && sent_ms != 0)
         cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
     w->last_error = st;
     uint64_t left = remaining(w, loop_now(&c->loop));

@@ -87,6 +87,16 @@ bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, 
     Hold *h = c->holds.get(index);
     bool watchdog = false;
     if (acquired_it) {
+        if (h->lost) {
+            // Loss was seen before this acquire ran (its reply came later on
+            // the same connection; or by time, the key then gone or not): a
+            // fresh hold, not one more re-entry of the lost one. Else the
+            // marker would make the next unlock answer LOST and release
+            // nothing, leaving this lock held in Redis.
+            h->lost = false;
+            h->count = 0;
+            h->watchdog = false;
+        }
         acquired(h, lease_ms, sent_ms);
         watchdog = h->watchdog;
     }

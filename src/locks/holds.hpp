@@ -21,6 +21,11 @@ struct Hold {
     uint64_t renew_cmd;    // that batch's command id
     uint64_t confirmed_ms; // send time of the last acquire/renewal Redis confirmed
     uint64_t expires_ms;   // fixed lease: when it lapses at the latest by our clock
+    // An unlock whose outcome is unknown (timeout, connection lost): its
+    // request id, so that a retried unlock asks Redis's unlock latch for the
+    // first one's answer instead of releasing again.
+    bool unlock_uncertain;
+    uint8_t unlock_request_id[16];
 };
 
 Hold *hold_find(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index);

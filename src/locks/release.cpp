@@ -4,6 +4,7 @@
 #include <hiredis/hiredis.h>
 #include <string.h>
 
+#include "base/time.hpp"
 #include "locks/callbacks.hpp"
 #include "locks/calls.hpp"
 #include "locks/client.hpp"
@@ -31,16 +32,21 @@ static void clear_lost(Client *c, uint32_t index)
     hold_release_if_idle(c, index);
 }
 
-// The hold count after a release answered `value`. 1: the lock is free. 0: for
-// a read lock, holds remain (maybe only other readers'), so ours went down by
-// one; for the others our own re-entrant hold remains, so at least one is left.
+// The hold count after a release answered `value`. 1: the lock is free. 0:
+// holds remain in Redis (for a read lock maybe only other readers'), ours went
+// down by one. Ours may reach 0 while Redis still counts one more (a re-entry
+// whose reply was lost did run): then renewal stops and the rest lapses with
+// its lease, as Redisson stops renewing when the thread's own count is 0.
 static uint32_t count_after_release(Client *c, const Hold *h, int64_t value)
 {
     if (value == 1)
         return 0;
-    if (lock_kind(c, h->lock_id) == EDGELOCK_READ)
-        return h->count > 0 ? h->count - 1 : 0;
-    return h->count > 1 ? h->count - 1 : 1;
+    if (h->count <= 1 && lock_kind(c, h->lock_id) != EDGELOCK_READ)
+        edgelock_port_log(EDGELOCK_LOG_WARN,
+                          "Redis counts more holds than this owner took (owner %llu); "
+                          "the rest lapses with its lease",
+                          (unsigned long long)h->owner);
+    return h->count > 0 ? h->count - 1 : 0;
 }
 
 static void send_latch_delete(Client *c, const LockCall *release)
@@ -51,19 +57,49 @@ static void send_latch_delete(Client *c, const LockCall *release)
     call_start(c, call); // when it cannot, the latch expires on its own
 }
 
+static void start_cleanup(Client *c, const LockCall &call);
+
+// An unlock of unknown outcome: keep its request id for a retry, and stop
+// renewing (as Redisson does after any unlock): if it did not run, the lock
+// lapses with the lease Redis last set.
+static void unlock_uncertain(Client *c, Hold *h, const LockCall *call)
+{
+    h->unlock_uncertain = true;
+    memcpy(h->unlock_request_id, call->request_id, sizeof(h->unlock_request_id));
+    if (h->watchdog) {
+        h->watchdog = false;
+        h->expires_ms = add_ms(h->confirmed_ms, c->cfg.watchdog_lease_ms);
+    }
+}
+
 static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
                          edgelock_status st)
 {
     int64_t value = 0;
     uint32_t hi = kNoIndex;
     Hold *h = hold_find(c, call->lock_id, call->owner, &hi);
+    bool uncertain = st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT;
+    if (call->cleanup && uncertain && !c->closing) {
+        // The undo of an acquire of unknown outcome must reach Redis: again,
+        // with the same request id (the unlock latch answers a repeat).
+        start_cleanup(c, *call);
+        if (h)
+            hold_release_if_idle(c, hi);
+        return;
+    }
+    bool retried = h && h->unlock_uncertain && !call->cleanup &&
+                   memcmp(h->unlock_request_id, call->request_id, sizeof(call->request_id)) == 0;
+    if (h && !call->cleanup && !uncertain)
+        h->unlock_uncertain = false; // answered: a later unlock is a new one
     if (st == EDGELOCK_OK) {
         if (reply->type == REDIS_REPLY_NIL) {
             // Not the owner in Redis. If we thought it was still held (watchdog,
             // or a fixed lease not yet over by our clock), it was lost behind
             // our back; a lapsed fixed lease is plain NOT_OWNER, as in Redisson.
-            st = h && (h->lost || hold_active(h, loop_now(&c->loop))) ? EDGELOCK_ERR_LOST
-                                                                      : EDGELOCK_ERR_NOT_OWNER;
+            // A retry of an unlock of unknown outcome whose latch is gone: the
+            // first may have released it; not ours either way.
+            st = h && !retried && (h->lost || hold_active(h, loop_now(&c->loop))) ? EDGELOCK_ERR_LOST
+                                                                                  : EDGELOCK_ERR_NOT_OWNER;
             if (h) {
                 h->count = 0;
                 h->lost = false;
@@ -79,8 +115,10 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
     } else if (st == EDGELOCK_ERR_REDIS) {
         edgelock_port_log(EDGELOCK_LOG_WARN, "release refused: %s", reply ? reply->str : "");
     }
-    // Connection trouble: the outcome is unknown, the hold stays as it was and
-    // the caller may retry.
+    // Connection trouble: the outcome is unknown, the hold stays as it was
+    // (unrenewed) and the caller may retry.
+    if (h && !call->cleanup && uncertain)
+        unlock_uncertain(c, h, call);
     if (h && !call->cleanup)
         hold_unpin(c, hi);
     else if (h)
@@ -163,6 +201,8 @@ edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edg
         return EDGELOCK_ERR_LOST;
     }
     LockCall call = make_release(c, lock.id, owner, lease_for(c, h));
+    if (h && h->unlock_uncertain) // a retry: the latch answers if the first one ran
+        memcpy(call.request_id, h->unlock_request_id, sizeof(call.request_id));
     call.cb = cb;
     call.user = user;
     // Pinned before it starts: a send that fails completes it at once.
@@ -175,14 +215,30 @@ edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edg
     return EDGELOCK_ERR_TABLE_FULL;
 }
 
+// An undo waits for the connection as long as it takes (the acquire it undoes
+// may still run when Redis is back), and is sent again after each loss of
+// the connection until Redis answers it. Its handle may be freed once it is
+// sent; a repeat then has no name to send and is dropped.
+static void start_cleanup(Client *c, const LockCall &call)
+{
+    uint64_t id;
+    if (!lock_get(c, call.lock_id) || !call_new(c, call, &id)) {
+        edgelock_port_log(EDGELOCK_LOG_WARN,
+                          "cannot release an acquire of unknown outcome (%s); "
+                          "it lapses with its lease",
+                          lock_get(c, call.lock_id) ? "no command slot" : "lock handle freed");
+        return;
+    }
+    queue_set_patient(&c->queue, id);
+    call_submit(c, id);
+}
+
 void cleanup_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease_ms)
 {
     LockCall call = make_release(c, lock_id, owner, lease_ms);
     call.cleanup = true;
     call.unpin_when_sent = true;
-    if (!call_start(c, call))
-        edgelock_port_log(EDGELOCK_LOG_WARN, "no command slot to release an uncertain acquire; "
-                                             "it lapses with its lease");
+    start_cleanup(c, call);
 }
 
 } // namespace edgelock

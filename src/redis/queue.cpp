@@ -35,6 +35,7 @@ static Command *from_privdata(CommandQueue *q, void *p, uint32_t *index)
 }
 
 static void timer_fired(void *arg, Timer *);
+static void arm_timer(CommandQueue *q, uint64_t deadline);
 
 bool queue_init(CommandQueue *q, FixedTable<Command>::Slot *storage, uint32_t capacity, char *buf,
                 uint32_t buf_len, Connection *conn, Loop *loop, uint32_t timeout_ms, const QueueHooks &hooks)
@@ -68,6 +69,7 @@ Command *queue_new(CommandQueue *q, CommandDoneFn done, uint64_t *id_out)
     cmd->state = CmdState::Queued;
     cmd->done = done;
     cmd->next = kNoIndex;
+    cmd->patient = false;
     uint64_t now = loop_now(q->loop);
     cmd->deadline_ms = add_ms(now, q->timeout_ms);
     // Redis has been unreachable for a whole command timeout already: do not
@@ -143,6 +145,10 @@ static bool send(CommandQueue *q, uint32_t index)
     }
     cmd->state = CmdState::Sent;
     cmd->sent_ms = loop_now(q->loop);
+    if (cmd->patient) {
+        cmd->deadline_ms = add_ms(cmd->sent_ms, q->timeout_ms);
+        arm_timer(q, cmd->deadline_ms);
+    }
     return true;
 }
 
@@ -199,6 +205,13 @@ static void arm_timer(CommandQueue *q, uint64_t deadline)
     uint64_t now = loop_now(q->loop);
     q->timer_at = deadline;
     timer_arm(&q->timer, deadline > now ? deadline - now : 0);
+}
+
+void queue_set_patient(CommandQueue *q, uint64_t id)
+{
+    Command *cmd = q->cmds.get_id(id);
+    cmd->patient = true;
+    cmd->deadline_ms = kForever;
 }
 
 void queue_submit(CommandQueue *q, uint64_t id)

@@ -44,6 +44,7 @@ struct Command {
     uint32_t next; // send FIFO link
     CmdState state;
     bool eval_fallback; // NOSCRIPT seen: the formatter sends the script body with EVAL
+    bool patient;       // queue_set_patient(): no deadline until sent
     CommandArgs args;
 };
 
@@ -81,6 +82,10 @@ Command *queue_get(CommandQueue *q, uint64_t id);
 // queue_new() with args, then queue_submit(): false when the table is full or
 // the queue closed (nothing changed).
 bool queue_push(CommandQueue *q, CommandDoneFn done, const CommandArgs &args, uint64_t *id_out);
+// Before queue_submit(): the command waits for the connection as long as it
+// takes (work that must reach Redis, like an undo); once sent, it has the
+// usual timeout for its reply.
+void queue_set_patient(CommandQueue *q, uint64_t id);
 void queue_submit(CommandQueue *q, uint64_t id); // send now when connected, else queue
 void queue_flush(CommandQueue *q);               // send what waits (the connection is ready)
 void queue_fail_all(CommandQueue *q, edgelock_status st);

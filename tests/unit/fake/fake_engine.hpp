@@ -64,7 +64,8 @@ public:
     FakeLoop *clock = nullptr;
 
     Conn &of(edgelock::Connection *conn);
-    // The connection opens: connected, then "+OK" to every setup command.
+    // The connection opens: connected, then "+OK" to every setup command
+    // (and to nothing sent after it).
     void accept(edgelock::Connection *conn);
     // Deliver one reply (RESP bytes) to the oldest command waiting on conn.
     void reply(edgelock::Connection *conn, const std::string &resp);

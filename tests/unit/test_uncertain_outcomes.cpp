@@ -1,0 +1,187 @@
+// Regression tests for what a fault run found (issue 12), on the fake loop and
+// link: a loss seen before a re-entry ran, the undo of an acquire whose reply
+// never came, counts that disagree with Redis, and a retried unlock.
+#include <string.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "fake/fake_engine.hpp"
+#include "fake/harness.hpp"
+#include "locks/acquire.hpp"
+#include "locks/release.hpp"
+#include "redisson/scripts.hpp"
+
+using namespace edgelock;
+using namespace fake;
+
+namespace
+{
+
+void watchdog_30s(edgelock_config *cfg)
+{
+    cfg->watchdog_lease_ms = 30000;
+    cfg->command_timeout_ms = 3000;
+    cfg->reconnect_min_ms = 100;
+    cfg->reconnect_max_ms = 100;
+}
+
+bool is_release(const std::vector<std::string> &a)
+{
+    return a.size() > 1 && a[0] == "EVALSHA" && a[1] == kScripts[kScriptRelease].sha1;
+}
+
+bool is_renewal(const std::vector<std::string> &a)
+{
+    return a.size() > 1 && a[0] == "EVALSHA" && a[1] == kScripts[kScriptRenew].sha1;
+}
+
+// The command connection comes back (after its reconnect delay) and is set up.
+void reconnect(Harness &h)
+{
+    h.loop.advance(200);
+    h.link.accept(&h.c->cmd_conn);
+}
+
+} // namespace
+
+// The watchdog's renewal (sent first) finds the field gone; a re-entry sent
+// after it succeeds, so it ran on a key that was gone: a fresh hold. The next
+// unlock must release it in Redis, not answer LOST from the loss marker.
+TEST_CASE(an_acquire_that_ran_after_the_loss_was_seen_is_a_fresh_hold)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result r1, r2;
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r1);
+    h.reply(kNil);
+    h.loop.advance(10000); // the renewal goes out
+    REQUIRE(is_renewal(h.last_cmd()));
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r2); // behind it
+    h.reply(renew_reply(1, 0)); // gone
+    CHECK_EQ(h.lost.calls, 1);
+    h.reply(kNil); // the re-entry ran after: it took the lock anew
+    CHECK_ST(r2.st, EDGELOCK_OK);
+
+    Result u;
+    CHECK_ST(release_start(h.c, a, 7, record, &u), EDGELOCK_OK);
+    REQUIRE(is_release(h.last_cmd()));
+    h.reply(":1\r\n");
+    CHECK_EQ(u.calls, 1);
+    CHECK_ST(u.st, EDGELOCK_OK);
+    CHECK_EQ(u.value, 1);
+    CHECK_EQ(h.c->holds.used(), 0);
+}
+
+// An acquire whose reply never comes (Redis frozen past the command timeout):
+// its undo waits for Redis as long as it takes, goes out once Redis is back,
+// and is sent again, with the same request id, when that connection drops too.
+TEST_CASE(the_undo_of_an_uncertain_acquire_waits_for_redis_and_repeats_until_answered)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result r;
+    acquire_start(h.c, a, 7, 0, 10000, record, &r);
+    h.link.refuse = true; // once dropped, Redis stays away
+    h.loop.advance(3000);
+    CHECK_EQ(r.calls, 1);
+    CHECK_ST(r.st, EDGELOCK_ERR_TIMEOUT);
+    h.loop.advance(120000); // far past every deadline
+    CHECK_EQ(h.c->queue.cmds.used(), 1); // the undo, still waiting
+
+    h.link.refuse = false;
+    reconnect(h);
+    std::vector<std::string> first = h.last_cmd();
+    REQUIRE(is_release(first));
+    CHECK(std::find(first.begin(), first.end(), "unit:7") != first.end());
+    h.link.drop(&h.c->cmd_conn); // no answer this time either
+    reconnect(h);
+
+    CHECK(h.last_cmd() == first); // the same unlock, request id included
+    h.reply(":1\r\n");
+    h.reply("+OK\r\n"); // the latch delete that follows a release
+    CHECK_EQ(h.c->queue.cmds.used(), 0);
+    CHECK_EQ(h.c->holds.used(), 0);
+    CHECK_EQ(r.calls, 1); // the caller heard once
+}
+
+// An acquire that never left (Redis down all along) needs no undo.
+TEST_CASE(an_acquire_never_sent_needs_no_undo)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    h.link.refuse = true;
+    h.link.drop(&h.c->cmd_conn);
+    edgelock_lock a = h.lock("a");
+    Result r;
+    acquire_start(h.c, a, 7, 0, 10000, record, &r);
+    h.loop.advance(3000);
+    CHECK_EQ(r.calls, 1);
+    CHECK_EQ(h.c->queue.cmds.used(), 0);
+    CHECK_EQ(h.c->holds.used(), 0);
+}
+
+// Redis says the lock is still held after the owner's last unlock (it counts
+// a re-entry whose reply was lost): renewal stops, the rest lapses with the
+// lease, and the hold slot is free.
+TEST_CASE(renewal_stops_when_the_owners_count_reaches_zero)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result r, u;
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r);
+    h.reply(kNil);
+    CHECK_ST(release_start(h.c, a, 7, record, &u), EDGELOCK_OK);
+    h.reply(":0\r\n"); // still held in Redis
+    CHECK_ST(u.st, EDGELOCK_OK);
+    h.reply("+OK\r\n"); // the latch delete that follows a release
+    h.loop.advance(60000);
+    for (const std::string &sent : h.cmd().log)
+        CHECK(!is_renewal(resp_args(sent)));
+    CHECK_EQ(h.c->holds.used(), 0);
+}
+
+// An unlock times out; its retry carries the same request id, so Redis's
+// unlock latch answers what the first one did, instead of LOST. Between the
+// two the hold is not renewed (as Redisson stops renewing on any unlock).
+TEST_CASE(a_retried_unlock_reuses_its_request_id_and_the_hold_is_not_renewed_meanwhile)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result r, u1, u2;
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r);
+    h.reply(kNil);
+    CHECK_ST(release_start(h.c, a, 7, record, &u1), EDGELOCK_OK);
+    std::vector<std::string> first = h.last_cmd();
+    REQUIRE(is_release(first));
+    h.loop.advance(3000);
+    CHECK_ST(u1.st, EDGELOCK_ERR_TIMEOUT);
+    reconnect(h);
+    size_t sent = h.cmd().log.size();
+    h.loop.advance(20000); // no renewal of a hold being unlocked
+    CHECK_EQ(h.cmd().log.size(), sent);
+    CHECK_EQ(h.lost.calls, 0);
+
+    CHECK_ST(release_start(h.c, a, 7, record, &u2), EDGELOCK_OK);
+    CHECK(h.last_cmd() == first);
+    h.reply(":1\r\n"); // the latch: the first one released it
+    CHECK_ST(u2.st, EDGELOCK_OK);
+    CHECK_EQ(u2.value, 1);
+    h.reply("+OK\r\n"); // latch delete
+    CHECK_EQ(h.c->holds.used(), 0);
+
+    // A later unlock is a new one: a fresh request id.
+    Result r3, u3;
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r3);
+    h.reply(kNil);
+    release_start(h.c, a, 7, record, &u3);
+    CHECK(h.last_cmd() != first);
+    h.reply(":1\r\n");
+    CHECK_ST(u3.st, EDGELOCK_OK);
+}
