@@ -140,6 +140,15 @@ static bool send(CommandQueue *q, uint32_t index)
         return false;
     }
     if (!conn_send(q->conn, buf, len, to_privdata(id))) {
+        if (cmd->patient) {
+            // The link is going away (its replies are being failed right now):
+            // first in line for the next connection.
+            cmd->next = q->send_head;
+            q->send_head = index;
+            if (q->send_tail == kNoIndex)
+                q->send_tail = index;
+            return false;
+        }
         complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
         return false;
     }
@@ -240,7 +249,10 @@ void queue_flush(CommandQueue *q)
         if (q->send_head == kNoIndex)
             q->send_tail = kNoIndex;
         cmd->next = kNoIndex;
-        send(q, index); // marks it Sent, or completes it on failure
+        // Marks it Sent, or completes it on failure; a patient one is back
+        // at the head, for the next connection.
+        if (!send(q, index) && q->send_head == index)
+            break;
     }
 }
 
