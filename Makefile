@@ -59,19 +59,21 @@ demo: all
 	./scripts/demo.sh $(BUILD)
 
 # Cross builds for armhf and aarch64 (MinSizeRel) in build-arm/, the target's
-# hiredis and libevent taken from Debian's .debs; unit and integration tests
-# run under qemu-user. See docs/CROSS.md.
-ARM_PACKAGES = g++-arm-linux-gnueabihf g++-aarch64-linux-gnu qemu-user
+# libevent and OpenSSL taken from Debian's .debs and hiredis 1.2 with TLS built
+# for it from the same trixie source as the native one (HIREDIS=system: the
+# target's own hiredis .debs, 0.14, no TLS); unit and integration tests run
+# under qemu-user. See docs/CROSS.md.
+ARM_PACKAGES = g++-arm-linux-gnueabihf g++-aarch64-linux-gnu qemu-user dpkg-dev
 
 arm:
 	@EDGELOCK_EXTRA_PACKAGES="$(ARM_PACKAGES)" ./scripts/bootstrap.sh
-	JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" ./scripts/arm.sh
+	JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" ARM_HIREDIS=$(HIREDIS) ./scripts/arm.sh
 
 # Footprint per ARM target: .text/.data/.bss of libedgelock.a and of a
 # statically linked example, table bytes per configured slot. docs/FOOTPRINT.md.
 size:
 	@EDGELOCK_EXTRA_PACKAGES="$(ARM_PACKAGES)" ./scripts/bootstrap.sh
-	JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" ./scripts/size.sh
+	JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" ARM_HIREDIS=$(HIREDIS) ./scripts/size.sh
 
 # Which src/ files a blocking and an async try_lock enter, and how often, from
 # an instrumented build (docs/ARCHITECTURE.md). Starts its own redis-server.

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Builds the target's hiredis and libevent for a cross build: Debian's armhf or
-# arm64 .debs, downloaded by an apt-get with private state (the machine's dpkg
+# Builds the target's libraries for a cross build: Debian's armhf or arm64
+# .debs, downloaded by an apt-get with private state (the machine's dpkg
 # database, architectures and lists are not touched) and unpacked into DIR.
 #
 #   scripts/cross_sysroot.sh armhf build-arm/sysroot-armhf
 #   scripts/cross_sysroot.sh arm64 build-arm/sysroot-aarch64
+#   scripts/cross_sysroot.sh armhf build-arm/sysroot-armhf-hiredis0.14 hiredis
 #
-# DIR is an overlay, not a whole target root: it holds hiredis and libevent
+# WITH (third argument) says what comes besides libevent:
+#   openssl  (default) OpenSSL (libssl-dev, libssl3), for hiredis 1.2 with
+#            hiredis_ssl, which `scripts/hiredis.sh --cross` then builds into
+#            DIR from source: the target's release (bookworm) ships 0.14.
+#   hiredis  the target's own hiredis (bookworm: 0.14, no TLS).
+#
+# DIR is an overlay, not a whole target root: it holds those libraries
 # (headers, .pc files, .a and .so) and nothing else; the C library comes from
 # the cross compiler's own runtime (/usr/arm-linux-gnueabihf and friends).
 # toolchains/*.cmake take it as -DEDGELOCK_SYSROOT=DIR.
@@ -17,12 +24,13 @@
 # them: EDGELOCK_CROSS_SOURCES="deb URI SUITE COMPONENT" (';' between lines).
 #
 # Safe to run again: a complete DIR (its .edgelock-sysroot stamp lists the
-# packages asked for) is left as it is.
+# packages asked for) is left as it is, with what was built into it since.
 set -euo pipefail
 
-[ $# -eq 2 ] || { echo "usage: $0 armhf|arm64 DIR" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: $0 armhf|arm64 DIR [openssl|hiredis]" >&2; exit 2; }
 arch=$1
 root=$2
+with=${3:-openssl}
 case "$arch" in
 armhf) triplet=arm-linux-gnueabihf ;;
 arm64) triplet=aarch64-linux-gnu ;;
@@ -31,8 +39,25 @@ esac
 
 # libevent-dev depends on every libevent runtime, so all of them come along;
 # edgelock links libevent_core and libevent_pthreads only.
-pkgs=(libhiredis-dev libhiredis0.14 libevent-dev libevent-2.1-7 libevent-core-2.1-7
-      libevent-pthreads-2.1-7 libevent-extra-2.1-7 libevent-openssl-2.1-7)
+pkgs=(libevent-dev libevent-2.1-7 libevent-core-2.1-7 libevent-pthreads-2.1-7 libevent-extra-2.1-7
+      libevent-openssl-2.1-7)
+# What must be there after unpacking (the -dev packages' .so links, .a and .pc
+# files where the toolchain looks).
+expect=("usr/lib/$triplet/libevent_core.a" "usr/lib/$triplet/libevent_pthreads.a"
+        "usr/lib/$triplet/pkgconfig/libevent_core.pc" "usr/include/event2/event-config.h")
+case "$with" in
+openssl)
+  # libssl3 holds both runtimes (libssl, libcrypto): the tests run against them.
+  pkgs+=(libssl-dev libssl3)
+  expect+=("usr/include/openssl/ssl.h" "usr/include/$triplet/openssl/configuration.h"
+           "usr/lib/$triplet/libssl.so" "usr/lib/$triplet/libcrypto.a" "usr/lib/$triplet/pkgconfig/openssl.pc")
+  ;;
+hiredis)
+  pkgs+=(libhiredis-dev libhiredis0.14)
+  expect+=("usr/lib/$triplet/libhiredis.a" "usr/lib/$triplet/pkgconfig/hiredis.pc" "usr/include/hiredis/hiredis.h")
+  ;;
+*) echo "cross_sysroot: unknown WITH '$with' (openssl or hiredis)" >&2; exit 2 ;;
+esac
 stamp="$root/.edgelock-sysroot"
 want="$arch ${pkgs[*]}"
 if [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ]; then
@@ -94,11 +119,7 @@ for deb in "$state"/debs/*.deb; do
   dpkg-deb -x "$deb" "$root"
 done
 
-# The -dev packages' .so links and .pc files must be where the toolchain looks.
-for f in "usr/lib/$triplet/libhiredis.a" "usr/lib/$triplet/libevent_core.a" \
-         "usr/lib/$triplet/libevent_pthreads.a" "usr/lib/$triplet/pkgconfig/hiredis.pc" \
-         "usr/lib/$triplet/pkgconfig/libevent_core.pc" "usr/include/event2/event-config.h" \
-         "usr/include/hiredis/hiredis.h"; do
+for f in "${expect[@]}"; do
   [ -e "$root/$f" ] || { echo "cross_sysroot: $root/$f missing after unpacking" >&2; exit 1; }
 done
 

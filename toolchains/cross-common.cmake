@@ -4,14 +4,16 @@
 #   EDGELOCK_CROSS_QEMU       qemu-user binary for the tests, e.g. qemu-arm
 #
 # What the user may set (-D on the first configure, or in the environment):
-#   EDGELOCK_SYSROOT       where the target's hiredis and libevent are. Either
-#                          a whole target root (it has usr/include/stdio.h: a
-#                          Yocto SDK's $OECORE_TARGET_SYSROOT, Buildroot's
-#                          output/staging), used as CMAKE_SYSROOT; or an
-#                          overlay holding only hiredis and libevent on top of
-#                          the compiler's own C library (what
-#                          scripts/cross_sysroot.sh makes from Debian .debs).
-#                          Absolute, or relative to the source tree.
+#   EDGELOCK_SYSROOT       where the target's hiredis, libevent (and OpenSSL,
+#                          for TLS) are. Either a whole target root (it has
+#                          usr/include/stdio.h: a Yocto SDK's
+#                          $OECORE_TARGET_SYSROOT, Buildroot's output/staging),
+#                          used as CMAKE_SYSROOT; or an overlay holding only
+#                          those libraries on top of the compiler's own C
+#                          library (what scripts/cross_sysroot.sh makes from
+#                          Debian .debs, and scripts/hiredis.sh --cross adds
+#                          hiredis 1.2 to). Absolute, or relative to the
+#                          source tree.
 #   CMAKE_SYSROOT          a whole target root, named the CMake way.
 #   EDGELOCK_CROSS_PREFIX  compiler prefix, default "<triplet>-" (Debian's
 #                          g++-<triplet>); e.g. /opt/sdk/bin/arm-poky-linux-gnueabi-
@@ -66,8 +68,10 @@ elseif(_edgelock_overlay)
   # build machine (64-bit sizes): the overlay's headers must come first.
   set(_edgelock_root "${_edgelock_overlay}")
   set(_libdir "${_edgelock_overlay}/usr/lib/${EDGELOCK_CROSS_TRIPLET}")
+  # Multiarch headers first (OpenSSL's openssl/configuration.h is per
+  # architecture, in usr/include/<triplet>), then the rest.
   # (CMake reads this file more than once per configure: append once.)
-  set(_inc " -isystem ${_edgelock_overlay}/usr/include")
+  set(_inc " -isystem ${_edgelock_overlay}/usr/include/${EDGELOCK_CROSS_TRIPLET} -isystem ${_edgelock_overlay}/usr/include")
   set(_link " -L${_libdir} -Wl,-rpath-link,${_libdir}")
   foreach(var C_FLAGS CXX_FLAGS)
     string(FIND "${CMAKE_${var}_INIT}" "${_inc}" _at)
