@@ -39,7 +39,7 @@
  * - Blocking calls need a client that owns its loop (created with base == NULL);
  *   they may be made from any number of threads at once. The owner of a lock
  *   taken by a blocking call is the calling thread, as in Redisson.
- * - Local calls (lock_new, lock_free, client_stats) work in both modes: on a
+ * - Local calls (lock_new, lock_free, lock_valid, client_stats) work in both modes: on a
  *   client that owns its loop from any thread, otherwise on the loop thread.
  *
  * Memory
@@ -354,6 +354,28 @@ edgelock_status edgelock_remaining_ttl(edgelock_client *client, edgelock_lock lo
 
 /** The owner id blocking calls use for the calling thread (its kernel thread id). */
 uint64_t edgelock_current_owner(void);
+
+/**
+ * Whether `owner` may still act on `lock`, by this client's own clock: no
+ * Redis call. Call it right before each write to the protected resource: a
+ * holder that was frozen (SIGSTOP, a stalled VM, a long GC-like pause) past its
+ * lease learns it here, before the watchdog next runs and before
+ * on_lock_lost arrives. Blocking users pass edgelock_current_owner().
+ * *remaining_ms: on OK, how long the hold lasts at least (> 0): Redis set the
+ * lease no earlier than the send time of the last acquire or renewal it
+ * confirmed, so its expiry is never before now + *remaining_ms (clocks running
+ * at the same rate). Act only when it exceeds the time the action takes; with
+ * the watchdog it is normally between 2/3 and all of watchdog_lease_ms. 0 on
+ * any other result.
+ * Results: OK; LOST (it held the lock and lost it: the watchdog found it gone,
+ * or no renewal was confirmed for a whole lease); NOT_OWNER (not held by
+ * `owner`, or its fixed lease ran out); STALE_HANDLE; INVALID_ARG (NULL
+ * remaining_ms); WRONG_THREAD, as lock_new.
+ * A local call: in event-loop mode on the loop thread; on a client that owns
+ * its loop from any thread.
+ */
+edgelock_status edgelock_lock_valid(edgelock_client *client, edgelock_lock lock, uint64_t owner,
+                                    int64_t *remaining_ms);
 
 /* ------------------------------------------------------ introspection -- */
 

@@ -54,6 +54,7 @@ void run_local(Client *c, BlockingRequest *r)
     case ReqOp::LockNew: r->status = lock_new(c, r->kind, r->name, r->name_len, r->lock_out); break;
     case ReqOp::LockFree: r->status = lock_free(c, r->lock); break;
     case ReqOp::Stats: r->status = stats(c, r->stats_out); break;
+    case ReqOp::Valid: r->status = hold_validity(c, r->lock.id, r->owner, r->remaining_out); break;
     default: EDGELOCK_ASSERT(false);
     }
 }
@@ -65,6 +66,7 @@ static void run(Client *c, BlockingRequest *r)
     case ReqOp::LockNew:
     case ReqOp::LockFree:
     case ReqOp::Stats:
+    case ReqOp::Valid:
         run_local(c, r);
         complete(c, r, r->status, 0);
         return;

@@ -19,7 +19,8 @@ enum class ReqOp : uint8_t {
     HoldCount,
     Ttl,
     Extend,
-    Info
+    Info,
+    Valid
 };
 
 struct BlockingRequest;
@@ -48,6 +49,7 @@ struct BlockingRequest {
     size_t name_len;
     edgelock_lock *lock_out;
     edgelock_stats *stats_out;
+    int64_t *remaining_out; // Valid
     edgelock_status status;
     int64_t value;
     bool done;

@@ -153,6 +153,13 @@ edgelock_status edgelock_lock_new_kind(edgelock_client *client, edgelock_lock_ki
 {
     if (!client || !name || !out)
         return EDGELOCK_ERR_INVALID_ARG;
+    // A C caller may pass any int: look at it as one, so that a value out of
+    // the enum's range is refused instead of loaded as an enum (undefined).
+    uint32_t k;
+    static_assert(sizeof(k) == sizeof(kind), "edgelock_lock_kind is an int");
+    memcpy(&k, &kind, sizeof(k));
+    if (k > EDGELOCK_FENCED)
+        return EDGELOCK_ERR_INVALID_ARG;
     BlockingRequest r = {};
     r.op = ReqOp::LockNew;
     r.kind = kind;
@@ -169,6 +176,20 @@ edgelock_status edgelock_lock_free(edgelock_client *client, edgelock_lock lock)
     BlockingRequest r = {};
     r.op = ReqOp::LockFree;
     r.lock = lock;
+    return local_call(as_client(client), &r);
+}
+
+edgelock_status edgelock_lock_valid(edgelock_client *client, edgelock_lock lock, uint64_t owner,
+                                    int64_t *remaining_ms)
+{
+    if (!client || !remaining_ms)
+        return EDGELOCK_ERR_INVALID_ARG;
+    *remaining_ms = 0;
+    BlockingRequest r = {};
+    r.op = ReqOp::Valid;
+    r.lock = lock;
+    r.owner = owner;
+    r.remaining_out = remaining_ms;
     return local_call(as_client(client), &r);
 }
 

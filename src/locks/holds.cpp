@@ -104,6 +104,34 @@ bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, 
     return watchdog;
 }
 
+edgelock_status hold_validity(Client *c, uint64_t lock_id, uint64_t owner, int64_t *remaining_ms)
+{
+    *remaining_ms = 0;
+    if (!lock_get(c, lock_id))
+        return EDGELOCK_ERR_STALE_HANDLE;
+    Hold *h = hold_find(c, lock_id, owner, nullptr);
+    if (!h || (h->count == 0 && !h->lost))
+        return EDGELOCK_ERR_NOT_OWNER;
+    if (h->lost)
+        return EDGELOCK_ERR_LOST;
+    const uint64_t now = loop_now(&c->loop);
+    if (h->watchdog) {
+        // Redis set the lease no earlier than the send time of the last
+        // renewal it confirmed: its expiry is at least that plus the lease.
+        // A holder that was frozen (or whose renewals failed) past it finds
+        // out here, before its next write, not when the watchdog next runs.
+        uint64_t until = add_ms(h->confirmed_ms, c->cfg.watchdog_lease_ms);
+        if (now >= until)
+            return EDGELOCK_ERR_LOST;
+        *remaining_ms = (int64_t)(until - now);
+        return EDGELOCK_OK;
+    }
+    if (now >= h->expires_ms)
+        return EDGELOCK_ERR_NOT_OWNER; // a fixed lease ran out, as unlock says
+    *remaining_ms = (int64_t)(h->expires_ms - now);
+    return EDGELOCK_OK;
+}
+
 void hold_mark_lost(Client *c, uint32_t index)
 {
     Hold *h = c->holds.get(index);

@@ -3,6 +3,8 @@
 
 #include <stdint.h>
 
+#include "edgelock/edgelock.h"
+
 namespace edgelock
 {
 
@@ -38,5 +40,8 @@ bool hold_active(const Hold *h, uint64_t now);
 bool hold_settle(Client *c, uint32_t index, bool acquired, int64_t lease_ms, uint64_t sent_ms);
 void hold_mark_lost(Client *c, uint32_t index); // tells on_lock_lost; h may be gone after
 bool hold_renewable(const Hold *h);
+// Whether owner may still act on lock_id by this client's clock, and for how
+// long at least (edgelock_lock_valid). No Redis call.
+edgelock_status hold_validity(Client *c, uint64_t lock_id, uint64_t owner, int64_t *remaining_ms);
 
 } // namespace edgelock

@@ -11,6 +11,7 @@
 #include "fake/fake_engine.hpp"
 #include "fake/harness.hpp"
 #include "locks/acquire.hpp"
+#include "locks/holds.hpp"
 #include "locks/release.hpp"
 #include "redisson/scripts.hpp"
 
@@ -61,7 +62,7 @@ TEST_CASE(an_acquire_that_ran_after_the_loss_was_seen_is_a_fresh_hold)
     h.loop.advance(10000); // the renewal goes out
     REQUIRE(is_renewal(h.last_cmd()));
     acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r2); // behind it
-    h.reply(renew_reply(1, 0)); // gone
+    h.reply(renew_reply(1, 0));                                        // gone
     CHECK_EQ(h.lost.calls, 1);
     h.reply(kNil); // the re-entry ran after: it took the lock anew
     CHECK_ST(r2.st, EDGELOCK_OK);
@@ -90,7 +91,7 @@ TEST_CASE(the_undo_of_an_uncertain_acquire_waits_for_redis_and_repeats_until_ans
     h.loop.advance(3000);
     CHECK_EQ(r.calls, 1);
     CHECK_ST(r.st, EDGELOCK_ERR_TIMEOUT);
-    h.loop.advance(120000); // far past every deadline
+    h.loop.advance(120000);              // far past every deadline
     CHECK_EQ(h.c->queue.cmds.used(), 1); // the undo, still waiting
 
     h.link.refuse = false;
@@ -184,4 +185,26 @@ TEST_CASE(a_retried_unlock_reuses_its_request_id_and_the_hold_is_not_renewed_mea
     CHECK(h.last_cmd() != first);
     h.reply(":1\r\n");
     CHECK_ST(u3.st, EDGELOCK_OK);
+}
+
+// A holder frozen past its lease (its timers have not run yet when it
+// resumes): its own check says LOST before it acts, by the clock alone.
+TEST_CASE(a_holder_frozen_past_its_lease_is_told_by_lock_valid_before_the_watchdog_runs)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result r;
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r);
+    h.reply(kNil);
+    int64_t left = 0;
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_OK);
+    CHECK_EQ(left, 30000);
+    h.loop.advance(10000); // a renewal goes out, unanswered
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_OK);
+    CHECK_EQ(left, 20000); // counted from the last confirmed send
+    h.loop.now += 25000;   // frozen: the clock moved, no timer ran
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_ERR_LOST);
+    CHECK_EQ(left, 0);
+    CHECK_EQ(h.lost.calls, 0); // the watchdog has not even run yet
 }
