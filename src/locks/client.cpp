@@ -242,9 +242,11 @@ static bool build(Client *c, const LinkOps *link)
                      c->tls_name[0] ? c->tls_name : nullptr,
                      !cfg.tls_insecure_skip_verify,
                      c->sentinel_password[0] ? c->sentinel_password : nullptr,
+                     false,
                      false};
     bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);
     cc.role = "subscriber";
+    cc.pubsub = true;
     ok = conn_init(&c->sub_conn, &c->loop, link, cc, sub_hooks) && ok;
     if (c->url.sentinel) {
         const SentinelWatchHooks watch_hooks = {c, sentinel_switched};

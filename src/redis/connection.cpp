@@ -139,6 +139,7 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->down_status = EDGELOCK_ERR_CONNECTION;
     conn->sentinel_password = cfg.sentinel_password;
     conn->to_sentinels = cfg.to_sentinels && cfg.url->sentinel;
+    conn->pubsub = cfg.pubsub;
     memcpy(conn->host, cfg.url->host, sizeof(conn->host));
     conn->port = cfg.url->port;
     return timer_init(&conn->timer, loop, timer_fired, conn);

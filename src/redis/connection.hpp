@@ -40,6 +40,7 @@ struct ConnConfig {
     // the next one after each drop), never to the master: ready after AUTH
     // and the owner's setup.
     bool to_sentinels;
+    bool pubsub; // replies come unasked (messages): no check for unrequested ones
 };
 
 struct Connection {
@@ -68,6 +69,8 @@ struct Connection {
     uint16_t port;
     const char *sentinel_password;
     bool to_sentinels;       // as ConnConfig
+    bool pubsub;             // as ConnConfig
+    uint32_t replies_due;    // commands sent on this link not yet answered
     bool resolving;          // connected to a sentinel, asking for the master
     bool have_master;        // host/port is the master a sentinel named
     uint8_t sentinel_next;   // the sentinel to ask next (round robin)

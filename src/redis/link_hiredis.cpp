@@ -12,6 +12,7 @@
 #include "port.h"
 #include "redis/connection.hpp"
 #include "redis/link.hpp"
+#include "redis/reader_guard.hpp"
 #include "redis/tls.hpp"
 
 namespace edgelock
@@ -52,8 +53,11 @@ static void disconnect_cb(const redisAsyncContext *ac, int)
 static void reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
 {
     auto *conn = static_cast<Connection *>(ac->data);
-    if (conn)
-        conn_link_reply(conn, static_cast<redisReply *>(reply), privdata);
+    if (!conn)
+        return;
+    if (conn->link == ac && conn->replies_due > 0)
+        conn->replies_due--;
+    conn_link_reply(conn, static_cast<redisReply *>(reply), privdata);
 }
 
 static bool open(Connection *conn)
@@ -69,6 +73,8 @@ static bool open(Connection *conn)
     }
     ac->data = conn;
     conn->link = ac;
+    conn->replies_due = 0;
+    reader_guard_attach(ac->c.reader, conn);
     conn->tls_ssl = nullptr;
     if (conn->tls) {
         // Right after connecting starts: the handshake runs as the socket
@@ -98,7 +104,10 @@ static bool open(Connection *conn)
 static bool send(Connection *conn, const char *buf, size_t len, void *privdata)
 {
     auto *ac = static_cast<redisAsyncContext *>(conn->link);
-    return ac && redisAsyncFormattedCommand(ac, reply_cb, privdata, buf, len) == REDIS_OK;
+    if (!ac || redisAsyncFormattedCommand(ac, reply_cb, privdata, buf, len) != REDIS_OK)
+        return false;
+    conn->replies_due++;
+    return true;
 }
 
 static void close(Connection *conn)

@@ -88,6 +88,7 @@ bool sentinel_watch_init(SentinelWatch *w, Loop *loop, const LinkOps *ops, ConnC
     w->hooks = hooks;
     cfg.role = "sentinel watch";
     cfg.to_sentinels = true;
+    cfg.pubsub = true;
     const ConnHooks ch = {w, ready, nullptr, nullptr, reply, w};
     return conn_init(&w->conn, loop, ops, cfg, ch);
 }

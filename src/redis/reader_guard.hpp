@@ -1,0 +1,29 @@
+// What hiredis's reader may build from a server's bytes. Its reply objects are
+// made through a table of functions; the guard wraps them so that
+// - no array is allocated for more than kMaxReplyElements elements (hiredis
+//   0.14 callocs whatever count a reply announces: "*2000000000" asks for 16
+//   GB), and
+// - a reply nobody asked for on a connection that is not subscribed (hiredis
+//   asserts on one: the process would die, maybe holding locks) is refused
+//   before hiredis sees it.
+// Refusing an object makes the reader fail: hiredis drops the connection, the
+// commands on it complete with EDGELOCK_ERR_CONNECTION and it reconnects.
+#pragma once
+
+#include <stdint.h>
+
+struct redisReader;
+
+namespace edgelock
+{
+
+struct Connection;
+
+// The most elements of one array in any reply edgelock reads: a renewal batch
+// has 100, ROLE lists the replicas; anything near this is not Redis talking.
+constexpr uint64_t kMaxReplyElements = 65536;
+
+// Wrap r's object functions for conn (its replies_due and pubsub fields).
+void reader_guard_attach(struct redisReader *r, Connection *conn);
+
+} // namespace edgelock
