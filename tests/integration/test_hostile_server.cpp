@@ -1,0 +1,343 @@
+// A misbehaving "Redis" (a fake server in this file, on loopback): wrong
+// reply types, huge or negative lengths, deep nesting, stalls, a close in the
+// middle of a reply, replies and messages nobody asked for. Each ends in a
+// documented status within the configured timeouts, in bounded memory, and
+// the process lives on.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "check.hpp"
+#include "clients.hpp"
+#include "edgelock/edgelock.h"
+#include "redis_server.hpp"
+#include "redisson/scripts.hpp"
+
+using edgelock::kScriptAcquire;
+using edgelock::kScriptRelease;
+using edgelock::kScripts;
+
+namespace
+{
+
+// What the server does with the first acquire (EVALSHA of the lock script);
+// everything else gets a plausible answer.
+enum class Act {
+    Normal,            // nil: acquired
+    ExtraReply,        // nil, then "+OK" nobody asked for
+    HugeArray,         // "*2000000000"
+    StatusReply,       // "+OK": a type the lock script never returns
+    StringReply,       // "$3 abc"
+    NegativeLength,    // "$-5"
+    DeepNesting,       // 40 nested arrays
+    Stall,             // no answer at all
+    CloseMidReply,     // "*2 :1" then close
+    MessageOnCommand,  // a pub/sub message on the command connection, before any command
+    HeldThenForeignMsg // ":300" (held elsewhere); the waiter's SUBSCRIBE gets a message of another channel
+};
+
+class HostileServer
+{
+public:
+    explicit HostileServer(Act act) : act_(act)
+    {
+        fd_ = socket(AF_INET, SOCK_STREAM, 0);
+        int one = 1;
+        setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        struct sockaddr_in a;
+        memset(&a, 0, sizeof(a));
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof(a);
+        if (bind(fd_, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd_, 16) != 0 ||
+            getsockname(fd_, (struct sockaddr *)&a, &len) != 0)
+            return;
+        port_ = ntohs(a.sin_port);
+        acceptor_ = std::thread([this] { accept_loop(); });
+    }
+    ~HostileServer()
+    {
+        stop_ = true;
+        if (acceptor_.joinable())
+            acceptor_.join();
+        std::lock_guard<std::mutex> g(mu_);
+        for (auto &t : conns_)
+            t.join();
+        close(fd_);
+    }
+    std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+    int acquires() const { return acquires_; }
+
+private:
+    void accept_loop()
+    {
+        while (!stop_) {
+            struct pollfd p = {fd_, POLLIN, 0};
+            if (poll(&p, 1, 50) <= 0)
+                continue;
+            int c = accept(fd_, nullptr, nullptr);
+            if (c < 0)
+                continue;
+            std::lock_guard<std::mutex> g(mu_);
+            conns_.emplace_back([this, c] { serve(c); });
+        }
+    }
+
+    static void put(int fd, const std::string &s)
+    {
+        size_t off = 0;
+        while (off < s.size()) {
+            ssize_t n = send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+            if (n <= 0)
+                return;
+            off += (size_t)n;
+        }
+    }
+
+    // One command (an array of bulk strings) from the front of buf; false when
+    // it is not all there yet.
+    static bool take_command(std::string &buf, std::vector<std::string> &args)
+    {
+        args.clear();
+        size_t pos = 0;
+        auto line = [&](std::string &out) {
+            size_t e = buf.find("\r\n", pos);
+            if (e == std::string::npos)
+                return false;
+            out = buf.substr(pos, e - pos);
+            pos = e + 2;
+            return true;
+        };
+        std::string l;
+        if (!line(l) || l.empty() || l[0] != '*')
+            return false;
+        long n = atol(l.c_str() + 1);
+        for (long i = 0; i < n; i++) {
+            if (!line(l) || l.empty() || l[0] != '$')
+                return false;
+            size_t len = (size_t)atol(l.c_str() + 1);
+            if (buf.size() < pos + len + 2)
+                return false;
+            args.push_back(buf.substr(pos, len));
+            pos += len + 2;
+        }
+        buf.erase(0, pos);
+        return true;
+    }
+
+    void serve(int fd)
+    {
+        std::string buf;
+        std::vector<std::string> args;
+        bool greeted = false;
+        char chunk[4096];
+        while (!stop_) {
+            struct pollfd p = {fd, POLLIN, 0};
+            if (poll(&p, 1, 50) <= 0)
+                continue;
+            ssize_t n = recv(fd, chunk, sizeof(chunk), 0);
+            if (n <= 0)
+                break;
+            buf.append(chunk, (size_t)n);
+            bool closed = false;
+            while (!closed && take_command(buf, args))
+                closed = !answer(fd, args, greeted);
+            if (closed)
+                break;
+        }
+        close(fd);
+    }
+
+    // False: close the connection.
+    bool answer(int fd, const std::vector<std::string> &a, bool &greeted)
+    {
+        if (a.empty())
+            return true;
+        const std::string &cmd = a[0];
+        if (cmd == "SCRIPT") {
+            put(fd, "$40\r\n" + std::string(40, '0') + "\r\n");
+            // After the setup of the first command connection: a message no
+            // one subscribed to, on a connection that subscribed to nothing.
+            if (act_ == Act::MessageOnCommand && !greeted && !message_sent_.exchange(true)) {
+                greeted = true;
+                put(fd, "*3\r\n$7\r\nmessage\r\n$3\r\nfoo\r\n$1\r\n0\r\n");
+            }
+            return true;
+        }
+        if (cmd == "SUBSCRIBE" && a.size() > 1) {
+            put(fd,
+                "*3\r\n$9\r\nsubscribe\r\n$" + std::to_string(a[1].size()) + "\r\n" + a[1] + "\r\n:1\r\n");
+            if (act_ == Act::HeldThenForeignMsg)
+                put(fd, "*3\r\n$7\r\nmessage\r\n$5\r\nother\r\n$1\r\n0\r\n");
+            return true;
+        }
+        if (cmd == "UNSUBSCRIBE" && a.size() > 1) {
+            put(fd,
+                "*3\r\n$11\r\nunsubscribe\r\n$" + std::to_string(a[1].size()) + "\r\n" + a[1] + "\r\n:0\r\n");
+            return true;
+        }
+        if (cmd == "EVALSHA" && a.size() > 1 && a[1] == kScripts[kScriptAcquire].sha1) {
+            int k = acquires_++;
+            if (k > 0) {
+                put(fd, "$-1\r\n");
+                return true;
+            }
+            switch (act_) {
+            case Act::Normal:
+            case Act::MessageOnCommand: put(fd, "$-1\r\n"); return true;
+            case Act::ExtraReply: put(fd, "$-1\r\n+OK\r\n"); return true;
+            case Act::HugeArray: put(fd, "*2000000000\r\n"); return true;
+            case Act::StatusReply: put(fd, "+OK\r\n"); return true;
+            case Act::StringReply: put(fd, "$3\r\nabc\r\n"); return true;
+            case Act::NegativeLength: put(fd, "$-5\r\n"); return true;
+            case Act::DeepNesting: {
+                std::string s;
+                for (int i = 0; i < 40; i++)
+                    s += "*1\r\n";
+                put(fd, s + ":1\r\n");
+                return true;
+            }
+            case Act::Stall: return true;
+            case Act::CloseMidReply: put(fd, "*2\r\n:1\r\n"); return false;
+            case Act::HeldThenForeignMsg: put(fd, ":300\r\n"); return true;
+            }
+            return true;
+        }
+        if (cmd == "EVALSHA" && a.size() > 1 && a[1] == kScripts[kScriptRelease].sha1) {
+            put(fd, ":1\r\n");
+            return true;
+        }
+        if (cmd == "DEL" || cmd == "PUBLISH") {
+            put(fd, ":0\r\n");
+            return true;
+        }
+        put(fd, "+OK\r\n");
+        return true;
+    }
+
+    Act act_;
+    int fd_ = -1;
+    uint16_t port_ = 0;
+    std::atomic<bool> stop_{false};
+    std::atomic<int> acquires_{0};
+    std::atomic<bool> message_sent_{false};
+    std::thread acceptor_;
+    std::mutex mu_;
+    std::vector<std::thread> conns_;
+};
+
+void quick(edgelock_config *cfg)
+{
+    cfg->command_timeout_ms = 1000;
+    cfg->connect_timeout_ms = 1000;
+    cfg->reconnect_min_ms = 50;
+    cfg->reconnect_max_ms = 200;
+}
+
+// One try_lock (no wait, fixed lease) against a server acting as told.
+edgelock_status first_acquire(Act act, int64_t wait_ms = 0)
+{
+    HostileServer s(act);
+    edgelock_client *c = make_client(s.url().c_str(), quick);
+    if (!c)
+        return EDGELOCK_ERR_INVALID_ARG;
+    edgelock_lock lk = make_lock(c, "h:x");
+    edgelock_status st = edgelock_try_lock(c, lk, wait_ms, 10000);
+    if (st == EDGELOCK_OK)
+        edgelock_unlock(c, lk, nullptr);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+    return st;
+}
+
+long max_rss_kb()
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+} // namespace
+
+TEST_CASE(the_fake_server_is_good_enough_for_a_lock)
+{
+    CHECK_ST(first_acquire(Act::Normal), EDGELOCK_OK);
+}
+
+// hiredis asserts on a reply with no command waiting for it: a gateway would
+// die holding the lock it just took. It lives on, holds the lock, and the
+// next call goes out on a fresh connection.
+TEST_CASE(a_reply_nobody_asked_for_drops_the_connection_not_the_process)
+{
+    HostileServer s(Act::ExtraReply);
+    edgelock_client *c = make_client(s.url().c_str(), quick);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "h:x");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 10000), EDGELOCK_OK);
+    CHECK(wait_until(10000, [&] { return stats_of(c).reconnects >= 1; }));
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+// 13 bytes that asked hiredis 0.14 for 16 GB.
+TEST_CASE(an_array_of_two_billion_elements_is_refused_in_bounded_memory)
+{
+    long before = max_rss_kb();
+    CHECK_ST(first_acquire(Act::HugeArray), EDGELOCK_ERR_CONNECTION);
+    CHECK(max_rss_kb() - before < 256 * 1024); // kB: nothing near 16 GB was touched
+}
+
+TEST_CASE(replies_of_the_wrong_type_are_protocol_errors)
+{
+    CHECK_ST(first_acquire(Act::StatusReply), EDGELOCK_ERR_PROTOCOL);
+    CHECK_ST(first_acquire(Act::StringReply), EDGELOCK_ERR_PROTOCOL);
+}
+
+TEST_CASE(malformed_replies_drop_the_connection)
+{
+    CHECK_ST(first_acquire(Act::NegativeLength), EDGELOCK_ERR_CONNECTION);
+    edgelock_status st = first_acquire(Act::DeepNesting);
+    // hiredis 0.14 refuses more than 7 levels (the connection drops); 1.x
+    // reads them, and the shape is wrong for a lock reply.
+    CHECK(st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_PROTOCOL);
+    CHECK_ST(first_acquire(Act::CloseMidReply), EDGELOCK_ERR_CONNECTION);
+}
+
+TEST_CASE(a_server_that_never_answers_is_a_timeout)
+{
+    CHECK_ST(first_acquire(Act::Stall), EDGELOCK_ERR_TIMEOUT);
+}
+
+// A pub/sub message on the command connection is a reply nobody asked for:
+// that connection is replaced, and the lock is had on the next one.
+TEST_CASE(a_message_on_the_command_connection_is_dropped_with_it)
+{
+    CHECK_ST(first_acquire(Act::MessageOnCommand, 10000), EDGELOCK_OK);
+}
+
+// The waiter's subscription hears a message for a channel it never asked
+// for: ignored; the waiter gets the lock when the holder's TTL runs out.
+TEST_CASE(a_message_for_another_channel_wakes_no_one_and_harms_nothing)
+{
+    HostileServer s(Act::HeldThenForeignMsg);
+    edgelock_client *c = make_client(s.url().c_str(), quick);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "h:x");
+    CHECK_ST(edgelock_try_lock(c, lk, 10000, 10000), EDGELOCK_OK);
+    CHECK(s.acquires() >= 2);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    CHECK(tables_idle(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
