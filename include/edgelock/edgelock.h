@@ -36,6 +36,10 @@
  * - Inside a callback every async call is allowed, and so is
  *   edgelock_client_destroy() (the release completes when control returns to the
  *   event loop). Blocking calls inside a callback return EDGELOCK_ERR_WRONG_THREAD.
+ * - Calls made in event-loop mode before the loop first runs are queued: the
+ *   connection is made, and they go out, once the loop runs. Their deadlines
+ *   (command_timeout_ms, the wait) count from the call, so a loop started
+ *   later than that completes them at once with CONNECTION or TIMEOUT.
  * - Blocking calls need a client that owns its loop (created with base == NULL);
  *   they may be made from any number of threads at once. The owner of a lock
  *   taken by a blocking call is the calling thread, as in Redisson.
@@ -181,7 +185,14 @@ typedef struct edgelock_config {
      *  a random UUID. Otherwise at most 63 bytes without ':'. */
     const char *client_id;
 
-    /* Capacities: each table is allocated once at client creation. */
+    /* Capacities: each table is allocated once at client creation. Sizing: a
+     * lock call in flight holds one hold, one waiter and one command slot
+     * (and a subscription per distinct lock waited on, shared); an unlock holds
+     * a command slot; each lock held holds a hold. So N threads calling
+     * try_lock at once need about N of max_holds, max_waiters and
+     * max_commands (with the defaults, 1,000 concurrent try_locks got 805
+     * TABLE_FULL). Check edgelock_stats.tables[].high_water and .full under
+     * real load. Each slot's cost is in docs/FOOTPRINT.md. */
     uint32_t max_locks;         /** lock handles (default 64) */
     uint32_t max_holds;         /** (lock, owner) pairs held at once (default 64) */
     uint32_t max_waiters;       /** lock calls waiting for an unlock at once (default 64) */
@@ -232,13 +243,36 @@ void edgelock_client_destroy(edgelock_client *client);
 /** The client id used in owner fields (static for the client's life). */
 const char *edgelock_client_id(const edgelock_client *client);
 
-/** Table usage, for introspection and tests. */
+/** The client's tables, as indexes of edgelock_stats.tables. */
+typedef enum edgelock_table {
+    EDGELOCK_TABLE_LOCKS = 0,         /* max_locks: lock handles */
+    EDGELOCK_TABLE_HOLDS = 1,         /* max_holds */
+    EDGELOCK_TABLE_WAITERS = 2,       /* max_waiters */
+    EDGELOCK_TABLE_SUBSCRIPTIONS = 3, /* max_subscriptions */
+    EDGELOCK_TABLE_COMMANDS = 4,      /* max_commands */
+    EDGELOCK_TABLE_COUNT = 5
+} edgelock_table;
+
+/** One table's use. */
+typedef struct edgelock_table_stats {
+    uint32_t used;       /* entries in use now */
+    uint32_t capacity;   /* as configured */
+    uint32_t high_water; /* most entries ever in use at once */
+    uint64_t full;       /* times an entry was wanted and none was free: the table
+                          * behind each EDGELOCK_ERR_TABLE_FULL (or a wait, see below) */
+} edgelock_table_stats;
+
+/** Table usage, for introspection, sizing and tests. When a call returns
+ *  EDGELOCK_ERR_TABLE_FULL, the table whose `full` count went up is the one to
+ *  enlarge. (A waiter whose retry finds the command table full waits for a
+ *  free slot instead of failing; that also counts as `full` of COMMANDS.) */
 typedef struct edgelock_stats {
     uint32_t locks, holds, waiters, subscriptions, commands; /* entries in use now */
     uint32_t connected;                                      /* 1 when the command connection is ready */
-    uint64_t reconnects;  /* command connections re-established after a drop */
-    uint64_t renew_calls; /* watchdog renewal script calls sent */
-    uint64_t table_bytes; /* bytes allocated for tables at creation */
+    uint64_t reconnects;                               /* command connections re-established after a drop */
+    uint64_t renew_calls;                              /* watchdog renewal script calls sent */
+    uint64_t table_bytes;                              /* bytes allocated for tables at creation */
+    edgelock_table_stats tables[EDGELOCK_TABLE_COUNT]; /* indexed by edgelock_table */
 } edgelock_stats;
 
 edgelock_status edgelock_client_stats(edgelock_client *client, edgelock_stats *out);
@@ -303,16 +337,36 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
  * lease_ms: > 0 fixed lease, or EDGELOCK_LEASE_WATCHDOG. Re-entry by the same
  * owner increments the hold count. While the lock is held elsewhere the call
  * waits for the unlock message on the lock's channel or for the holder's TTL to
- * run out, never by polling. Results: OK, WAIT_TIMEOUT, TABLE_FULL (hold, waiter
- * or subscription table), CONNECTION/TIMEOUT (Redis gone for the whole wait),
- * REDIS (e.g. WRONGTYPE), SHUTDOWN.
+ * run out, never by polling. Results: OK, WAIT_TIMEOUT, TABLE_FULL (hold,
+ * waiter or subscription table: edgelock_stats says which), CONNECTION/TIMEOUT
+ * (Redis gone for the whole wait), REDIS (e.g. WRONGTYPE), PROTOCOL,
+ * NOT_REPLICATED, SHUTDOWN. When the last attempt's reply never came (TIMEOUT,
+ * CONNECTION) the lock may have been taken in Redis: a first hold is then
+ * given back by an unlock that waits for Redis as long as it takes and is
+ * repeated until Redis answers it (lock_free is BUSY until it has gone out);
+ * a re-entry of unknown outcome is left to lapse with its lease.
  */
 edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
                                     int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb, void *user);
 
-/** Release one hold. NOT_OWNER when `owner` does not hold it (nothing changed);
- *  LOST when this client knew `owner` held it but Redis no longer has it. On full
- *  release `0` is published on the channel to wake one waiter. */
+/** Release one hold. On full release `0` is published on the channel to wake
+ *  one waiter. Results:
+ *  - OK (value 1: released, 0: a re-entrant hold remains);
+ *  - NOT_OWNER: `owner` does not hold it in Redis, nothing changed; also when
+ *    its fixed lease ran out (as Redisson's unlock says);
+ *  - LOST: this client knew `owner` held it under the watchdog (or within its
+ *    fixed lease by our clock) and Redis no longer has it. When the watchdog
+ *    had already seen the loss, this is the call's return value at once (no
+ *    callback), and the loss is forgotten: the next unlock is NOT_OWNER.
+ *    Exception, from Redisson's scripts: for EDGELOCK_FAIR, EDGELOCK_READ and
+ *    EDGELOCK_WRITE an unlock whose lock key is already gone answers OK with
+ *    value 1, so a loss the watchdog has not seen yet is not reported there;
+ *  - TIMEOUT or CONNECTION: the outcome is unknown. Renewal of the hold stops
+ *    (if the unlock did not run, the lock lapses with its lease), and a retry
+ *    by the same owner sends the same unlock again, which Redis's unlock latch
+ *    (unlock_latch_ttl_ms) answers with the first one's result: OK, not LOST;
+ *  - TABLE_FULL (commands), STALE_HANDLE, SHUTDOWN, REDIS, PROTOCOL,
+ *    NOT_REPLICATED (wait_replicas). */
 edgelock_status edgelock_unlock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
                                       edgelock_result_fn cb, void *user);
 

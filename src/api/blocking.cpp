@@ -45,6 +45,14 @@ edgelock_status stats(Client *c, edgelock_stats *out)
     out->reconnects = c->reconnects;
     out->renew_calls = c->watchdog.renew_calls;
     out->table_bytes = c->table_bytes;
+    auto fill = [out](edgelock_table t, const auto &table) {
+        out->tables[t] = {table.used(), table.capacity(), table.high_water(), table.full_count()};
+    };
+    fill(EDGELOCK_TABLE_LOCKS, c->locks);
+    fill(EDGELOCK_TABLE_HOLDS, c->holds);
+    fill(EDGELOCK_TABLE_WAITERS, c->waiters);
+    fill(EDGELOCK_TABLE_SUBSCRIPTIONS, c->pubsub.subs);
+    fill(EDGELOCK_TABLE_COMMANDS, c->queue.cmds);
     return EDGELOCK_OK;
 }
 

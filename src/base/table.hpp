@@ -44,6 +44,8 @@ public:
         slots_ = storage;
         cap_ = capacity;
         used_ = 0;
+        high_ = 0;
+        full_count_ = 0;
         free_head_ = capacity ? 0 : kNoIndex;
         for (uint32_t i = 0; i < capacity; i++) {
             slots_[i].gen = 1;
@@ -55,14 +57,18 @@ public:
     // A fresh value-initialised slot, or nullptr when full (nothing changed).
     T *alloc(uint32_t *index_out)
     {
-        if (free_head_ == kNoIndex)
+        if (free_head_ == kNoIndex) {
+            full_count_++;
             return nullptr;
+        }
         uint32_t i = free_head_;
         Slot &s = slots_[i];
         free_head_ = s.next_free;
         s.used = true;
         s.value = T();
         used_++;
+        if (used_ > high_)
+            high_ = used_;
         *index_out = i;
         return &s.value;
     }
@@ -92,12 +98,16 @@ public:
     uint32_t used() const { return used_; }
     uint32_t available() const { return cap_ - used_; }
     bool full() const { return used_ == cap_; }
+    uint32_t high_water() const { return high_; }       // most slots ever in use at once
+    uint64_t full_count() const { return full_count_; } // allocations refused: table full
 
 private:
     Slot *slots_ = nullptr;
     uint32_t cap_ = 0;
     uint32_t used_ = 0;
     uint32_t free_head_ = kNoIndex;
+    uint32_t high_ = 0;
+    uint64_t full_count_ = 0;
 };
 
 } // namespace edgelock

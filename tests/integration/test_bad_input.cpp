@@ -837,6 +837,13 @@ TEST_CASE(lock_table_full)
     CHECK_ST(edgelock_lock_new(c, "full-c", 6, &out), EDGELOCK_ERR_TABLE_FULL);
     CHECK_EQ(out.id, 4242);
     CHECK_EQ(locks_in_use(c), 2);
+    // The stats say which table was full, how often, and how big it is.
+    edgelock_stats s = stats_of(c);
+    CHECK_EQ(s.tables[EDGELOCK_TABLE_LOCKS].full, 2);
+    CHECK_EQ(s.tables[EDGELOCK_TABLE_LOCKS].capacity, 2);
+    CHECK_EQ(s.tables[EDGELOCK_TABLE_LOCKS].used, 2);
+    CHECK_EQ(s.tables[EDGELOCK_TABLE_LOCKS].high_water, 2);
+    CHECK_EQ(s.tables[EDGELOCK_TABLE_HOLDS].full, 0);
     // The existing handles are unaffected.
     CHECK_ST(edgelock_try_lock(c, a, 0, 5000), EDGELOCK_OK);
     CHECK_ST(edgelock_unlock(c, a, nullptr), EDGELOCK_OK);
@@ -876,6 +883,9 @@ TEST_CASE(hold_table_full)
     CHECK_ST(edgelock_client_stats(c, &s), EDGELOCK_OK);
     CHECK_EQ(s.holds, 1);
     CHECK_EQ(s.waiters, 0);
+    CHECK_EQ(s.tables[EDGELOCK_TABLE_HOLDS].full, 3); // the three TABLE_FULLs above
+    CHECK_EQ(s.tables[EDGELOCK_TABLE_HOLDS].high_water, 1);
+    CHECK_EQ(s.tables[EDGELOCK_TABLE_WAITERS].full, 0);
 
     int released = 0;
     CHECK_ST(edgelock_unlock(c, a, &released), EDGELOCK_OK);
