@@ -431,6 +431,24 @@ uint64_t edgelock_current_owner(void);
 edgelock_status edgelock_lock_valid(edgelock_client *client, edgelock_lock lock, uint64_t owner,
                                     int64_t *remaining_ms);
 
+/**
+ * Which Redis process granted `owner`'s hold (and issued its fencing token):
+ * the first 64 bits of that server's run_id, which changes whenever Redis
+ * restarts; 0 when unknown (INFO refused by an ACL). No Redis call.
+ * Why: Redisson's fencing tokens (INCR of redisson_lock_token:{name}) restart
+ * at 1 when Redis restarts with its data lost, and a resource that checks the
+ * token alone then refuses every legitimate write until the count catches up.
+ * The way out is a token epoch: the resource numbers each server value in the
+ * order it first sees them (a persisted counter) and accepts a write when its
+ * (epoch, token) pair is not lower than the last accepted one. A holder from
+ * before the restart carries the old server value, whose epoch is lower: its
+ * late writes are still refused. See docs/RELIABILITY.md.
+ * Results: OK, LOST, NOT_OWNER, STALE_HANDLE, INVALID_ARG, WRONG_THREAD, as
+ * edgelock_lock_valid (a local call too).
+ */
+edgelock_status edgelock_token_server(edgelock_client *client, edgelock_lock lock, uint64_t owner,
+                                      uint64_t *server);
+
 /* ------------------------------------------------------ introspection -- */
 
 /**

@@ -63,6 +63,7 @@ void run_local(Client *c, BlockingRequest *r)
     case ReqOp::LockFree: r->status = lock_free(c, r->lock); break;
     case ReqOp::Stats: r->status = stats(c, r->stats_out); break;
     case ReqOp::Valid: r->status = hold_validity(c, r->lock.id, r->owner, r->remaining_out); break;
+    case ReqOp::Server: r->status = hold_server(c, r->lock.id, r->owner, r->server_out); break;
     default: EDGELOCK_ASSERT(false);
     }
 }
@@ -75,6 +76,7 @@ static void run(Client *c, BlockingRequest *r)
     case ReqOp::LockFree:
     case ReqOp::Stats:
     case ReqOp::Valid:
+    case ReqOp::Server:
         run_local(c, r);
         complete(c, r, r->status, 0);
         return;

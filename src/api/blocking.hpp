@@ -20,7 +20,8 @@ enum class ReqOp : uint8_t {
     Ttl,
     Extend,
     Info,
-    Valid
+    Valid,
+    Server
 };
 
 struct BlockingRequest;
@@ -50,6 +51,7 @@ struct BlockingRequest {
     edgelock_lock *lock_out;
     edgelock_stats *stats_out;
     int64_t *remaining_out; // Valid
+    uint64_t *server_out;   // Server
     edgelock_status status;
     int64_t value;
     bool done;

@@ -193,6 +193,20 @@ edgelock_status edgelock_lock_valid(edgelock_client *client, edgelock_lock lock,
     return local_call(as_client(client), &r);
 }
 
+edgelock_status edgelock_token_server(edgelock_client *client, edgelock_lock lock, uint64_t owner,
+                                      uint64_t *server)
+{
+    if (!client || !server)
+        return EDGELOCK_ERR_INVALID_ARG;
+    *server = 0;
+    BlockingRequest r = {};
+    r.op = ReqOp::Server;
+    r.lock = lock;
+    r.owner = owner;
+    r.server_out = server;
+    return local_call(as_client(client), &r);
+}
+
 // ---- asynchronous ----
 
 static edgelock_status async_entry(edgelock_client *client)

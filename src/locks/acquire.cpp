@@ -242,6 +242,9 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
 static void acquired(Client *c, uint32_t index, int64_t value, uint64_t sent_ms)
 {
     Waiter *w = c->waiters.get(index);
+    // The reply came on the command connection as it is now: its server
+    // granted the hold (and issued the token).
+    c->holds.get(w->hold_index)->server_instance = c->cmd_conn.server_instance;
     if (!replicas_wanted(c)) {
         finish(c, index, EDGELOCK_OK, value, sent_ms);
         return;

@@ -132,6 +132,20 @@ edgelock_status hold_validity(Client *c, uint64_t lock_id, uint64_t owner, int64
     return EDGELOCK_OK;
 }
 
+edgelock_status hold_server(Client *c, uint64_t lock_id, uint64_t owner, uint64_t *server)
+{
+    *server = 0;
+    if (!lock_get(c, lock_id))
+        return EDGELOCK_ERR_STALE_HANDLE;
+    Hold *h = hold_find(c, lock_id, owner, nullptr);
+    if (!h || (h->count == 0 && !h->lost))
+        return EDGELOCK_ERR_NOT_OWNER;
+    if (h->lost)
+        return EDGELOCK_ERR_LOST;
+    *server = h->server_instance;
+    return EDGELOCK_OK;
+}
+
 void hold_mark_lost(Client *c, uint32_t index)
 {
     Hold *h = c->holds.get(index);

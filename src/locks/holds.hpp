@@ -26,6 +26,7 @@ struct Hold {
     // An unlock whose outcome is unknown (timeout, connection lost): its
     // request id, so that a retried unlock asks Redis's unlock latch for the
     // first one's answer instead of releasing again.
+    uint64_t server_instance; // the Redis process of the latest acquire (Connection::server_instance)
     bool unlock_uncertain;
     uint8_t unlock_request_id[16];
 };
@@ -43,5 +44,7 @@ bool hold_renewable(const Hold *h);
 // Whether owner may still act on lock_id by this client's clock, and for how
 // long at least (edgelock_lock_valid). No Redis call.
 edgelock_status hold_validity(Client *c, uint64_t lock_id, uint64_t owner, int64_t *remaining_ms);
+// The Redis process that granted owner's hold (edgelock_token_server).
+edgelock_status hold_server(Client *c, uint64_t lock_id, uint64_t owner, uint64_t *server);
 
 } // namespace edgelock

@@ -18,6 +18,7 @@ namespace edgelock
 static char setup_tag;
 static char role_tag;
 static char resolve_tag;
+static char info_tag;
 
 static void went_down(Connection *conn);
 
@@ -65,10 +66,39 @@ void conn_link_down(Connection *conn, edgelock_status why, const char *err)
     went_down(conn);
 }
 
+// "run_id:<40 hex digits>" in INFO server: its first 16 digits.
+static uint64_t parse_run_id(const redisReply *r)
+{
+    static const char key[] = "run_id:";
+    if (r->type != REDIS_REPLY_STRING)
+        return 0;
+    const char *end = r->str + r->len;
+    for (const char *p = r->str; p + sizeof(key) - 1 + 16 <= end; p++) {
+        if ((p != r->str && p[-1] != '\n') || memcmp(p, key, sizeof(key) - 1) != 0)
+            continue;
+        uint64_t v = 0;
+        for (const char *h = p + sizeof(key) - 1; h < p + sizeof(key) - 1 + 16; h++) {
+            int d = *h >= '0' && *h <= '9' ? *h - '0' : *h >= 'a' && *h <= 'f' ? *h - 'a' + 10 : -1;
+            if (d < 0)
+                return 0;
+            v = v << 4 | (uint64_t)d;
+        }
+        return v;
+    }
+    return 0;
+}
+
 static void setup_reply(Connection *conn, redisReply *reply, const void *tag)
 {
     if (!reply || conn->state != ConnState::Connecting)
         return; // a drop is handled where it is noticed
+    if (tag == &info_tag) {
+        // Informational: a Redis that refuses INFO (ACL) is still usable.
+        conn->server_instance = parse_run_id(reply);
+        conn->setup_pending--;
+        maybe_ready(conn);
+        return;
+    }
     if (tag == &role_tag && reply->type != REDIS_REPLY_ERROR &&
         !(reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 &&
           reply_text_is(reply->element[0], "master"))) {
@@ -95,7 +125,7 @@ static void resolved(Connection *conn, redisReply *reply);
 
 void conn_link_reply(Connection *conn, redisReply *reply, void *privdata)
 {
-    if (privdata == &setup_tag || privdata == &role_tag)
+    if (privdata == &setup_tag || privdata == &role_tag || privdata == &info_tag)
         setup_reply(conn, reply, privdata);
     else if (privdata == &resolve_tag)
         resolved(conn, reply);
@@ -276,6 +306,9 @@ void conn_start(Connection *conn)
         // A master named by the sentinels must still be one when we get there.
         if (ok && conn->url->sentinel)
             ok = send_tagged(conn, &role_tag, "ROLE");
+        conn->server_instance = 0;
+        if (ok && !conn->pubsub)
+            ok = send_tagged(conn, &info_tag, "INFO", "server");
     }
     if (ok && !conn->resolving && conn->hooks.setup)
         ok = conn->hooks.setup(conn->hooks.ctx, conn);

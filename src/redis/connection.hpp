@@ -68,9 +68,13 @@ struct Connection {
     char host[256];
     uint16_t port;
     const char *sentinel_password;
-    bool to_sentinels;       // as ConnConfig
-    bool pubsub;             // as ConnConfig
-    uint32_t replies_due;    // commands sent on this link not yet answered
+    bool to_sentinels;    // as ConnConfig
+    bool pubsub;          // as ConnConfig
+    uint32_t replies_due; // commands sent on this link not yet answered
+    // Which Redis process this link talks to: the first 64 bits of its run_id
+    // (INFO server), 0 when unknown. It changes when Redis restarts, and with
+    // it the numbering of fencing tokens if the data was lost.
+    uint64_t server_instance;
     bool resolving;          // connected to a sentinel, asking for the master
     bool have_master;        // host/port is the master a sentinel named
     uint8_t sentinel_next;   // the sentinel to ask next (round robin)

@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include <atomic>
+#include <string>
 #include <thread>
 
 #include "check.hpp"
@@ -288,6 +291,52 @@ TEST_CASE(outage_longer_than_the_lease_reports_the_lock_lost_in_time)
     CHECK_EQ(log.count.load(), 1);
     CHECK_EQ(redis_integer(srv, "EXISTS rc:outage"), 0);
     CHECK(tables_idle(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+// The first 16 hex digits of the server's run_id, as edgelock_token_server
+// reports it.
+static uint64_t run_id_of(const RedisServer &srv)
+{
+    char info[4096];
+    redis_string(srv, info, sizeof(info), "INFO server");
+    const char *p = strstr(info, "run_id:");
+    return p ? strtoull(std::string(p + 7, 16).c_str(), nullptr, 16) : 0;
+}
+
+// Fencing tokens restart at 1 when Redis restarts empty (as Redisson's do);
+// the server a token came from tells the two numberings apart.
+TEST_CASE(a_restart_with_data_loss_restarts_tokens_under_another_server)
+{
+    RedisServer srv;
+    REQUIRE(srv.start());
+    edgelock_client *c = client_for(srv, nullptr, 0);
+    REQUIRE(c);
+    edgelock_lock lk = {0};
+    REQUIRE(edgelock_lock_new_kind(c, EDGELOCK_FENCED, "rc:fenced", 9, &lk) == EDGELOCK_OK);
+    const uint64_t me = edgelock_current_owner();
+    int64_t t1 = 0, t2 = 0;
+    uint64_t s1 = 0, s2 = 0;
+    CHECK_ST(edgelock_try_lock_token(c, lk, 0, 10000, &t1), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock_token(c, lk, 0, 10000, &t1), EDGELOCK_OK);
+    CHECK_EQ(t1, 2);
+    CHECK_ST(edgelock_token_server(c, lk, me, &s1), EDGELOCK_OK);
+    CHECK(s1 != 0);
+    CHECK_EQ(s1, run_id_of(srv));
+    CHECK_ST(edgelock_token_server(c, lk, me + 1, &s2), EDGELOCK_ERR_NOT_OWNER);
+    CHECK_ST(edgelock_token_server(c, lk, me, nullptr), EDGELOCK_ERR_INVALID_ARG);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+
+    REQUIRE(srv.restart()); // empty
+    CHECK(connected_soon(c));
+    CHECK(wait_until(5000, [&] { return edgelock_try_lock_token(c, lk, 0, 10000, &t2) == EDGELOCK_OK; }));
+    CHECK_EQ(t2, 1); // numbered anew...
+    CHECK_ST(edgelock_token_server(c, lk, me, &s2), EDGELOCK_OK);
+    CHECK(s2 != 0 && s2 != s1); // ...by another server
+    CHECK_EQ(s2, run_id_of(srv));
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }

@@ -24,9 +24,11 @@ TEST_CASE(an_acquire_goes_out_as_evalsha_of_the_lock_script)
 {
     Harness h;
     REQUIRE(h.c);
-    // Setup on the command connection: every preloaded script, nothing else.
-    REQUIRE(h.cmd().log.size() == (size_t)kScriptPreloadCount);
-    CHECK(resp_args(h.cmd().log[0])[0] == "SCRIPT");
+    // Setup on the command connection: which server it is (INFO server, for
+    // edgelock_token_server), then every preloaded script, nothing else.
+    REQUIRE(h.cmd().log.size() == 1 + (size_t)kScriptPreloadCount);
+    CHECK(resp_args(h.cmd().log[0]) == std::vector<std::string>({"INFO", "server"}));
+    CHECK(resp_args(h.cmd().log[1])[0] == "SCRIPT");
     edgelock_lock lk = h.lock("fw");
     Result r;
     CHECK_ST(acquire_start(h.c, lk, 7, 0, 10000, record, &r), EDGELOCK_OK);
