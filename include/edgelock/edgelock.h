@@ -365,7 +365,11 @@ edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock,
  *    (if the unlock did not run, the lock lapses with its lease), and a retry
  *    by the same owner sends the same unlock again, which Redis's unlock latch
  *    (unlock_latch_ttl_ms) answers with the first one's result: OK, not LOST;
- *  - TABLE_FULL (commands), STALE_HANDLE, SHUTDOWN, REDIS, PROTOCOL,
+ *  - REDIS: Redis refused the unlock script (e.g. an ACL that forbids
+ *    PUBLISH). Its writes up to the error stay (the lock may be released, its
+ *    waiters not woken until their retry at the holder's TTL), so it is
+ *    handled as an outcome unknown: renewal stops, a retry resends it;
+ *  - TABLE_FULL (commands), STALE_HANDLE, SHUTDOWN, PROTOCOL,
  *    NOT_REPLICATED (wait_replicas). */
 edgelock_status edgelock_unlock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
                                       edgelock_result_fn cb, void *user);

@@ -79,6 +79,9 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
     uint32_t hi = kNoIndex;
     Hold *h = hold_find(c, call->lock_id, call->owner, &hi);
     bool uncertain = st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT;
+    // An error from the script (an ACL that forbids PUBLISH, say) may come
+    // after its DEL ran: Redis keeps a script's writes up to the error.
+    bool partial = st == EDGELOCK_ERR_REDIS;
     if (call->cleanup && uncertain && !c->closing) {
         // The undo of an acquire of unknown outcome must reach Redis: again,
         // with the same request id (the unlock latch answers a repeat).
@@ -89,7 +92,7 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
     }
     bool retried = h && h->unlock_uncertain && !call->cleanup &&
                    memcmp(h->unlock_request_id, call->request_id, sizeof(call->request_id)) == 0;
-    if (h && !call->cleanup && !uncertain)
+    if (h && !call->cleanup && !uncertain && !partial)
         h->unlock_uncertain = false; // answered: a later unlock is a new one
     if (st == EDGELOCK_OK) {
         if (reply->type == REDIS_REPLY_NIL) {
@@ -117,7 +120,7 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
     }
     // Connection trouble: the outcome is unknown, the hold stays as it was
     // (unrenewed) and the caller may retry.
-    if (h && !call->cleanup && uncertain)
+    if (h && !call->cleanup && (uncertain || partial))
         unlock_uncertain(c, h, call);
     if (h && !call->cleanup)
         hold_unpin(c, hi);

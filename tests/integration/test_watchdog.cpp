@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
 
 #include "check.hpp"
@@ -330,4 +331,35 @@ TEST_CASE(lock_valid_says_how_long_a_hold_lasts_and_when_it_is_gone)
     edgelock_lock_free(c, lk);
     CHECK_ST(edgelock_lock_valid(c, lk, me, &left), EDGELOCK_ERR_STALE_HANDLE);
     edgelock_client_destroy(c);
+}
+
+// An ACL that forbids PUBLISH: Redis runs the unlock script up to the PUBLISH
+// (the lock is deleted), then answers an error. The unlock says REDIS, the
+// hold is not renewed any more (no false loss report for the deleted key),
+// and a retry finds it not held.
+TEST_CASE(an_unlock_refused_halfway_stops_renewal)
+{
+    RedisServer &r = shared_server();
+    redisReply *rep = r.command("ACL SETUSER wd-nopub on >pw ~* &* +@all -publish");
+    REQUIRE(rep && rep->type == REDIS_REPLY_STATUS);
+    freeReplyObject(rep);
+    std::string url = "redis://wd-nopub:pw@127.0.0.1:" + std::to_string(r.port());
+    LostLog log;
+    edgelock_client *c = watchdog_client(url.c_str(), &log);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "wd:nopub");
+    CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_ERR_REDIS);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:nopub"), 0); // deleted before the refused PUBLISH
+    uint64_t calls = stats_of(c).renew_calls;
+    sleep_ms(3 * kPeriod);
+    CHECK_EQ(stats_of(c).renew_calls, calls);
+    CHECK_EQ(log.count.load(), 0);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_ERR_NOT_OWNER);
+    CHECK(tables_idle(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+    rep = r.command("ACL DELUSER wd-nopub");
+    if (rep)
+        freeReplyObject(rep);
 }
