@@ -93,13 +93,16 @@ typedef enum edgelock_status {
     EDGELOCK_ERR_WRONG_THREAD =
         -11,                 /* async call off the loop thread, or blocking call where it would deadlock */
     EDGELOCK_ERR_BUSY = -12, /* lock_free on a lock that is held or has calls in flight */
-    EDGELOCK_ERR_NO_MEMORY = -13,     /* edgelock_client_create() could not allocate its tables */
-    EDGELOCK_ERR_PROTOCOL = -14,      /* Redis answered with a reply of an unexpected shape */
-    EDGELOCK_ERR_TLS = -15,           /* TLS: a CA, certificate or key file could not be used, the server's
-                                         certificate or name did not verify, the handshake failed, or
-                                         rediss:// on a build without TLS */
-    EDGELOCK_ERR_NOT_REPLICATED = -16 /* fewer than wait_replicas replicas acknowledged the write in time
-                                         (see edgelock_config.wait_replicas: what the caller may assume) */
+    EDGELOCK_ERR_NO_MEMORY = -13,      /* edgelock_client_create() could not allocate its tables */
+    EDGELOCK_ERR_PROTOCOL = -14,       /* Redis answered with a reply of an unexpected shape */
+    EDGELOCK_ERR_TLS = -15,            /* TLS: a CA, certificate or key file could not be used, the server's
+                                          certificate or name did not verify, the handshake failed, or
+                                          rediss:// on a build without TLS */
+    EDGELOCK_ERR_NOT_REPLICATED = -16, /* fewer than wait_replicas replicas acknowledged the write in time
+                                          (see edgelock_config.wait_replicas: what the caller may assume) */
+    EDGELOCK_ERR_AUTH = -17 /* Redis refused the connection setup: wrong password, unknown ACL user,
+                               database out of range, or ACL forbids a command. Reported instead of
+                               CONNECTION while the last connection attempt was refused so. */
 } edgelock_status;
 
 /** Static text for a status, never NULL (unknown values give "unknown status"). */
