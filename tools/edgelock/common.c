@@ -78,6 +78,15 @@ int report_failure(const char *shown_url, const char *what, const char *label, e
             shown_url, what, label);
         return EXIT_UNAVAILABLE;
     }
+    if (st == EDGELOCK_ERR_AUTH) {
+        /* The library knows only that a setup reply was an error; Redis's own
+         * words are in its log (they never hold the password). */
+        msg("Redis at %s refused the connection setup while %s %s: wrong password (--password-file, "
+            "the URL's), unknown ACL user, database number out of range, or an ACL that forbids a "
+            "command edgelock needs (EDGELOCK_LOG=1 shows Redis's answer)",
+            shown_url, what, label);
+        return EXIT_NOPERM;
+    }
     if (st == EDGELOCK_ERR_NOT_REPLICATED) {
         msg("%s %s at %s: fewer than %u replica%s acknowledged it within %u ms%s", what, label, shown_url,
             replicas.n, replicas.n == 1 ? "" : "s", replicas.timeout_ms,

@@ -14,11 +14,12 @@
 /* Exit codes (sysexits.h values where one fits). CMD's own status passes through. */
 enum {
     EXIT_USAGE = 64,        /* EX_USAGE: bad command line or URL */
-    EXIT_UNAVAILABLE = 69,  /* EX_UNAVAILABLE: Redis cannot be reached (or refused AUTH) */
+    EXIT_UNAVAILABLE = 69,  /* EX_UNAVAILABLE: Redis cannot be reached */
     EXIT_LOST = 70,         /* the lock was lost while CMD ran; CMD was sent SIGTERM */
     EXIT_OSERR = 71,        /* EX_OSERR: cannot fork, start a thread, allocate */
     EXIT_NOT_ACQUIRED = 75, /* EX_TEMPFAIL: not acquired within --wait */
     EXIT_REMOTE = 76,       /* EX_PROTOCOL: Redis answered with an error (e.g. NAME is not a lock) */
+    EXIT_NOPERM = 77,       /* EX_NOPERM: Redis refused the connection setup (password, ACL user, db) */
     EXIT_CANNOT_EXEC = 126,
     EXIT_NOT_FOUND = 127
 };
