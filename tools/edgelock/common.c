@@ -121,10 +121,10 @@ int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t ti
     cfg.tls_insecure_skip_verify = tls.insecure_skip_verify;
     cfg.wait_replicas = replicas.n;
     cfg.wait_replicas_timeout_ms = replicas.timeout_ms;
-    if (replicas.n && cfg.command_timeout_ms <= replicas.timeout_ms)
-        cfg.command_timeout_ms = replicas.timeout_ms + timeout_ms; /* WAIT holds the connection that long */
     cfg.connect_timeout_ms = timeout_ms;
     cfg.command_timeout_ms = timeout_ms;
+    if (replicas.n && cfg.command_timeout_ms <= replicas.timeout_ms)
+        cfg.command_timeout_ms = replicas.timeout_ms + timeout_ms; /* WAIT holds the connection that long */
     cfg.max_locks = nlocks;
     cfg.max_holds = nlocks;
     cfg.max_waiters = nlocks;
