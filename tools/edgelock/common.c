@@ -93,6 +93,12 @@ int report_failure(const char *shown_url, const char *what, const char *label, e
             strcmp(what, "acquiring") == 0 ? "; it was released again, not held" : "");
         return EXIT_UNAVAILABLE;
     }
+    if (st == EDGELOCK_ERR_TIMEOUT) {
+        msg("Redis at %s did not answer in time while %s %s (it accepted the connection: stopped, "
+            "overloaded, or not a Redis server?)",
+            shown_url, what, label);
+        return EXIT_UNAVAILABLE;
+    }
     if (is_unreachable(st)) {
         msg("cannot reach Redis at %s (%s while %s %s)", shown_url, edgelock_status_str(st), what, label);
         return EXIT_UNAVAILABLE;
@@ -105,6 +111,13 @@ int report_failure(const char *shown_url, const char *what, const char *label, e
     }
     msg("%s %s failed: %s", what, label, edgelock_status_str(st));
     return EXIT_OSERR;
+}
+
+uint32_t command_timeout_for(uint32_t timeout_ms)
+{
+    if (replicas.n && timeout_ms <= replicas.timeout_ms)
+        return replicas.timeout_ms + timeout_ms; /* WAIT holds the connection that long */
+    return timeout_ms;
 }
 
 int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t timeout_ms,
@@ -122,9 +135,7 @@ int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t ti
     cfg.wait_replicas = replicas.n;
     cfg.wait_replicas_timeout_ms = replicas.timeout_ms;
     cfg.connect_timeout_ms = timeout_ms;
-    cfg.command_timeout_ms = timeout_ms;
-    if (replicas.n && cfg.command_timeout_ms <= replicas.timeout_ms)
-        cfg.command_timeout_ms = replicas.timeout_ms + timeout_ms; /* WAIT holds the connection that long */
+    cfg.command_timeout_ms = command_timeout_for(timeout_ms);
     cfg.max_locks = nlocks;
     cfg.max_holds = nlocks;
     cfg.max_waiters = nlocks;

@@ -81,6 +81,10 @@ int is_unreachable(edgelock_status st);
  * `what` is what was being done ("acquiring"), `label` the lock ("lock 'x'"). */
 int report_failure(const char *shown_url, const char *what, const char *label, edgelock_status st);
 
+/* The command timeout create_client() gives a client whose connect timeout is
+ * timeout_ms: longer with --wait-replicas, whose WAIT holds a command. */
+uint32_t command_timeout_for(uint32_t timeout_ms);
+
 /* A client that owns its loop, sized for `nlocks` lock handles of names up to
  * `max_name` bytes. 0, or an exit code (with its message said). */
 int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t timeout_ms,

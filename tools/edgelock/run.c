@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "deadline.h"
 #include "lock_thread.h"
 
 static const char *signame(int sig)
@@ -237,11 +238,25 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
 }
 
 /* Has the lock thread release the lock (it owns the hold) and says how that
- * went. 1 when the lock turned out to be lost, else lost_reported. */
-static int release(struct run_state *s, pthread_t th, int lost_reported)
+ * went. 1 when the lock turned out to be lost, else lost_reported. `code` is
+ * CMD's: if the release does not end by its deadline, the process exits with
+ * it (or 70) from there. */
+static int release(struct run_state *s, pthread_t th, int lost_reported, int code)
 {
     const struct run_args *a = s->a;
+    /* The release has no wait of the user's to bound it: a deadline of its
+     * own, one command timeout per member released in turn (a MultiLock) and
+     * one to spare. */
+    uint32_t call_ms = command_timeout_for(a->shape == RUN_REDLOCK ? REDLOCK_TIMEOUT_MS : REDIS_TIMEOUT_MS);
+    unsigned calls = a->shape == RUN_MULTI ? (unsigned)a->n + 1 : 2;
+    char what[1200];
+    snprintf(what, sizeof(what), "releasing %s", a->label);
+    int guarded = deadline_start(calls, call_ms, what,
+                                 "Redis did not answer in time; the lock expires on its own within its lease",
+                                 lost_reported ? EXIT_LOST : code) == 0;
     finish_lock_thread(s, th);
+    if (guarded)
+        deadline_stop();
     edgelock_status rst = s->release_st;
     if (rst == EDGELOCK_OK) {
         if (verbose)
@@ -325,7 +340,7 @@ int cmd_run(const struct options *o, const struct run_args *a)
     }
     int lost_reported = 0;
     int code = supervise(&s, child, &handled, &lost_reported);
-    lost_reported = release(&s, th, lost_reported);
+    lost_reported = release(&s, th, lost_reported, code);
     destroy_clients(&s);
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.cv);

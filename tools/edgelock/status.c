@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "deadline.h"
 
 static void json_string(FILE *f, const char *s, size_t n)
 {
@@ -54,6 +55,9 @@ static size_t owner_len(const edgelock_lock_entry *e)
 #define INFO_FIRST_CAP 32
 /* Reads left when holders or waiters keep arriving faster than the arrays grow. */
 #define INFO_READS 8
+/* The deadline of `status`: two reads (the first and one re-read) of a whole
+ * command timeout each; a further re-read only while it can end in time. */
+#define STATUS_CALLS 2u
 
 /* The snapshot of `lk` with every holder and waiter in it: read with small
  * arrays and, while Redis has more entries than they hold, again with arrays of
@@ -83,8 +87,12 @@ static int read_all(edgelock_client *c, edgelock_lock lk, const struct options *
             lock_label(label, sizeof(label), name);
             return report_failure(o->shown_url, "reading", label, st);
         }
-        if ((info->holder_count <= hcap && info->queue_count <= qcap) || read + 1 == INFO_READS)
-            return 0; /* complete, or as much as could be had (the counts say what is missing) */
+        /* Complete, or as much as could be had (the counts say what is
+         * missing): after INFO_READS reads, or when another read might not
+         * end before the deadline. */
+        if ((info->holder_count <= hcap && info->queue_count <= qcap) || read + 1 == INFO_READS ||
+            !deadline_room())
+            return 0;
         if (info->holder_count > hcap)
             hcap = info->holder_count + info->holder_count / 2;
         if (info->queue_count > qcap)
@@ -219,7 +227,15 @@ int cmd_status(const struct options *o, const char *name, int json)
      * last token, and Redis's own time to read the deadlines against. */
     edgelock_lock_info info;
     edgelock_lock_entry *holders, *queue;
-    int code = read_lock_info(o, name, &info, &holders, &queue);
+    char label[600], what[1200];
+    lock_label(label, sizeof(label), name);
+    snprintf(what, sizeof(what), "reading %s at %s", label, o->shown_url);
+    int code = deadline_start(STATUS_CALLS, command_timeout_for(REDIS_TIMEOUT_MS), what,
+                              "Redis did not answer in time", EXIT_UNAVAILABLE);
+    if (code)
+        return code;
+    code = read_lock_info(o, name, &info, &holders, &queue);
+    deadline_stop();
     if (!code && info.state == EDGELOCK_LOCK_WRONG_TYPE) {
         msg("'%s' is a Redis %s, not a lock", name, info.redis_type);
         code = EXIT_REMOTE;
