@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common.h"
+#include "escape.h"
 
 static const char *prog = "edgelock";
 int verbose = 0;
@@ -188,7 +189,8 @@ int make_client(const struct options *o, const char *name, edgelock_client **cli
 
 void lock_label(char *out, size_t cap, const char *name)
 {
-    snprintf(out, cap, "lock '%.500s'", name);
+    char shown[500];
+    snprintf(out, cap, "lock '%s'", text_shown(shown, sizeof(shown), name));
 }
 
 const char *password = NULL;

@@ -98,7 +98,7 @@ int new_handle(edgelock_client *client, edgelock_lock_kind kind, const char *nam
  * exit code (nothing left behind). */
 int make_client(const struct options *o, const char *name, edgelock_client **client, edgelock_lock *lock);
 
-/* "lock 'NAME'" for messages, the name cut to fit. */
+/* "lock 'NAME'" for messages, the name escaped (escape.h) and cut to fit. */
 void lock_label(char *out, size_t cap, const char *name);
 
 /* The subcommands other than run (run.h). 0, or an exit code. */

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "escape.h"
 #include "run.h"
 
 static const char *kind_word(edgelock_lock_kind kind)
@@ -62,13 +63,14 @@ static int run_members(const struct options *o, struct run_args *ra, const char 
                        const char *list_flag, const char *list_value, int watchdog_given, int lease_given)
 {
     const char *kw = kind_word(ra->kind);
+    char shown[600]; /* a name as messages show it (escape.h) */
     ra->shape = RUN_ONE;
     ra->n = 1;
     ra->names[0] = ra->name;
     ra->urls[0] = o->url;
     snprintf(ra->shown[0], sizeof(ra->shown[0]), "%s", o->shown_url);
     if (!list_flag) {
-        snprintf(ra->label, sizeof(ra->label), "%slock '%s'", kw, ra->name);
+        snprintf(ra->label, sizeof(ra->label), "%slock '%s'", kw, text_shown(shown, sizeof(shown), ra->name));
         return 0;
     }
     if (kind_flag && ra->kind == EDGELOCK_FENCED)
@@ -87,13 +89,16 @@ static int run_members(const struct options *o, struct run_args *ra, const char 
                 return usage_error("--multi: a lock name is longer than %u bytes", NAME_MAX_LEN);
             for (size_t j = 0; j < i; j++)
                 if (strcmp(ra->names[i], ra->names[j]) == 0)
-                    return usage_error("--multi: lock '%s' is named twice", ra->names[i]);
+                    return usage_error("--multi: lock '%s' is named twice",
+                                       text_shown(shown, sizeof(shown), ra->names[i]));
             ra->urls[i] = o->url;
             snprintf(ra->shown[i], sizeof(ra->shown[i]), "%s", o->shown_url);
         }
-        size_t len = (size_t)snprintf(ra->label, sizeof(ra->label), "%sMultiLock '%s'", kw, ra->name);
+        size_t len = (size_t)snprintf(ra->label, sizeof(ra->label), "%sMultiLock '%s'", kw,
+                                      text_shown(shown, sizeof(shown), ra->name));
         for (size_t i = 1; i < ra->n && len < sizeof(ra->label); i++)
-            len += (size_t)snprintf(ra->label + len, sizeof(ra->label) - len, ", '%s'", ra->names[i]);
+            len += (size_t)snprintf(ra->label + len, sizeof(ra->label) - len, ", '%s'",
+                                    text_shown(shown, sizeof(shown), ra->names[i]));
         return 0;
     }
 
@@ -117,7 +122,8 @@ static int run_members(const struct options *o, struct run_args *ra, const char 
                                    i);
         ra->names[i] = ra->name;
     }
-    snprintf(ra->label, sizeof(ra->label), "%sRedLock '%s' (%zu servers)", kw, ra->name, ra->n);
+    snprintf(ra->label, sizeof(ra->label), "%sRedLock '%s' (%zu servers)", kw,
+             text_shown(shown, sizeof(shown), ra->name), ra->n);
     return 0;
 }
 

@@ -40,6 +40,7 @@
 
 #include "child.h"
 #include "deadline.h"
+#include "escape.h"
 #include "lock_thread.h"
 
 static const char *signame(int sig)
@@ -185,9 +186,10 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
         int lost = atomic_load(&s->lost);
         if (lost && !*lost_reported) {
             *lost_reported = 1;
-            char which[600] = "";
+            char which[700] = "", shown[600];
             if (a->shape == RUN_MULTI)
-                snprintf(which, sizeof(which), "lock '%s' of the ", a->names[lost - 1]);
+                snprintf(which, sizeof(which), "lock '%s' of the ",
+                         text_shown(shown, sizeof(shown), a->names[lost - 1]));
             msg("%s%s was lost while the command was running (renewal failed: key "
                 "deleted or expired, or Redis gone for a whole lease); sending SIGTERM to "
                 "the command (pid %ld)",

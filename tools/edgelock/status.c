@@ -10,33 +10,7 @@
 
 #include "common.h"
 #include "deadline.h"
-
-static void json_string(FILE *f, const char *s, size_t n)
-{
-    fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20 || ch == 0x7f)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-/* Printable text for a person: control bytes escaped. */
-static void text_string(FILE *f, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch < 0x20 || ch == 0x7f)
-            fprintf(f, "\\x%02x", ch);
-        else
-            fputc(ch, f);
-    }
-}
+#include "escape.h"
 
 /* Text for ms as "S.mmm s" (ms >= 0). */
 static void print_secs(FILE *f, int64_t ms)
@@ -121,7 +95,7 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
 {
     int held = info->state == EDGELOCK_LOCK_HELD;
     printf("{\"name\":");
-    json_string(stdout, name, strlen(name));
+    put_json_string(stdout, name, strlen(name));
     printf(",\"state\":\"%s\",\"ttl_ms\":", held ? "held" : "free");
     if (held && info->ttl_ms >= 0)
         printf("%" PRId64, info->ttl_ms);
@@ -129,27 +103,27 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
         printf("null");
     printf(",\"mode\":");
     if (info->mode[0])
-        json_string(stdout, info->mode, strlen(info->mode));
+        put_json_string(stdout, info->mode, strlen(info->mode));
     else
         printf("null");
     printf(",\"holders\":[");
     for (size_t i = 0; i < nholders; i++) {
         const edgelock_lock_entry *e = &info->holders[i];
         printf("%s{\"owner\":", i ? "," : "");
-        json_string(stdout, e->owner, owner_len(e));
+        put_json_string(stdout, e->owner, owner_len(e));
         printf(",\"count\":%" PRId64 "}", e->value);
     }
     printf("],\"queue\":[");
     for (size_t i = 0; i < nq; i++) {
         if (i)
             putchar(',');
-        json_string(stdout, info->queue[i].owner, owner_len(&info->queue[i]));
+        put_json_string(stdout, info->queue[i].owner, owner_len(&info->queue[i]));
     }
     printf("],\"waiters\":[");
     for (size_t i = 0; i < nq; i++) {
         const edgelock_lock_entry *e = &info->queue[i];
         printf("%s{\"owner\":", i ? "," : "");
-        json_string(stdout, e->owner, owner_len(e));
+        put_json_string(stdout, e->owner, owner_len(e));
         if (e->value != -1)
             printf(",\"deadline_ms\":%" PRId64 ",\"expires_in_ms\":%" PRId64 "}", e->value,
                    e->value - info->redis_time_ms);
@@ -166,14 +140,14 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
 
 static void print_text(const char *name, const edgelock_lock_info *info, size_t nholders, size_t nq)
 {
-    text_string(stdout, name, strlen(name));
+    put_text(stdout, name, strlen(name));
     if (info->state != EDGELOCK_LOCK_HELD) {
         printf(": free\n");
     } else {
         printf(": held");
         if (info->mode[0]) {
             printf(" (mode ");
-            text_string(stdout, info->mode, strlen(info->mode));
+            put_text(stdout, info->mode, strlen(info->mode));
             printf(")");
         }
         if (info->ttl_ms >= 0) {
@@ -186,7 +160,7 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
         printf("  %zu holder%s:\n", info->holder_count, info->holder_count == 1 ? "" : "s");
         for (size_t i = 0; i < nholders; i++) {
             printf("    ");
-            text_string(stdout, info->holders[i].owner, owner_len(&info->holders[i]));
+            put_text(stdout, info->holders[i].owner, owner_len(&info->holders[i]));
             printf("  count %" PRId64 "\n", info->holders[i].value);
         }
         if (nholders < info->holder_count)
@@ -199,7 +173,7 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
         for (size_t i = 0; i < nq; i++) {
             const edgelock_lock_entry *e = &info->queue[i];
             printf("    %zu. ", i + 1);
-            text_string(stdout, e->owner, owner_len(e));
+            put_text(stdout, e->owner, owner_len(e));
             if (e->value == -1) {
                 printf("  (no deadline)\n");
             } else if (e->value >= now) {
@@ -237,7 +211,9 @@ int cmd_status(const struct options *o, const char *name, int json)
     code = read_lock_info(o, name, &info, &holders, &queue);
     deadline_stop();
     if (!code && info.state == EDGELOCK_LOCK_WRONG_TYPE) {
-        msg("'%s' is a Redis %s, not a lock", name, info.redis_type);
+        char shown[600], type[64];
+        msg("'%s' is a Redis %s, not a lock", text_shown(shown, sizeof(shown), name),
+            text_shown(type, sizeof(type), info.redis_type));
         code = EXIT_REMOTE;
     }
     if (!code) {

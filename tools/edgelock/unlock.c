@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "deadline.h"
+#include "escape.h"
 
 /* The deadline of `unlock --force`: the type check and the delete, a whole
  * command timeout each. */
@@ -39,7 +40,7 @@ int cmd_unlock(const struct options *o, const char *name)
     if (st == EDGELOCK_OK && info.state == EDGELOCK_LOCK_WRONG_TYPE) {
         deadline_stop();
         edgelock_client_destroy(c);
-        msg("'%s' holds a Redis value that is not a lock; not deleted", name);
+        msg("%s holds a Redis value that is not a lock; not deleted", label);
         return EXIT_REMOTE;
     }
     int deleted = 0;
@@ -58,6 +59,7 @@ int cmd_unlock(const struct options *o, const char *name)
     }
     if (st != EDGELOCK_OK)
         return report_failure(o->shown_url, "force-unlocking", label, st);
-    printf("%s: %s\n", name, deleted ? "force-unlocked (waiters notified)" : "was not held");
+    put_text(stdout, name, strlen(name));
+    printf(": %s\n", deleted ? "force-unlocked (waiters notified)" : "was not held");
     return 0;
 }
