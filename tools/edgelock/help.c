@@ -114,6 +114,8 @@ const char help_text[] =
     "  expiry), \"mode\": string or null, \"holders\": [{\"owner\", \"count\"}],\n"
     "  \"queue\": [owner], \"waiters\": [{\"owner\", \"deadline_ms\", \"expires_in_ms\"}],\n"
     "  \"token\": number or null}\n"
+    "  A count, deadline, token or TTL that Redis holds but no lock could (not\n"
+    "  a number, out of range) prints as invalid (JSON: \"invalid\").\n"
     "  Names and owner fields are any bytes: text shows controls and bytes that\n"
     "  are not UTF-8 as \\xNN (\\x1b), a backslash as \\\\; JSON writes controls\n"
     "  as \\u00XX and replaces bytes that are not UTF-8 with U+FFFD (\\ufffd).\n"

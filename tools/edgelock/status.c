@@ -18,6 +18,34 @@ static void print_secs(FILE *f, int64_t ms)
     fprintf(f, "%" PRId64 ".%03" PRId64 " s", ms / 1000, ms % 1000);
 }
 
+/* Whether a number of the snapshot can be shown as what it stands for. A
+ * writer other than Redisson may leave anything: the library gives
+ * EDGELOCK_INFO_INVALID for what is not a number, and values no lock holds
+ * (a count below 1, a negative token or TTL other than -1, a deadline before
+ * the epoch or further away than the longest wait) are judged here. Those
+ * print as "invalid", and no arithmetic is done on them. */
+static int count_valid(int64_t count)
+{
+    return count >= 1;
+}
+
+static int token_valid(int64_t token)
+{
+    return token >= 0;
+}
+
+static int ttl_valid(int64_t ttl_ms)
+{
+    return ttl_ms >= -1; /* -1: no expiry */
+}
+
+/* A queued waiter's deadline (not -1, its "none") against Redis's time `now`
+ * (>= 0): both non-negative, so their difference cannot overflow. */
+static int deadline_valid(int64_t deadline, int64_t now)
+{
+    return deadline >= 0 && (deadline <= now || deadline - now <= EDGELOCK_MAX_TIME_MS);
+}
+
 /* The bytes of an entry's owner field that the snapshot holds. */
 static size_t owner_len(const edgelock_lock_entry *e)
 {
@@ -97,7 +125,9 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
     printf("{\"name\":");
     put_json_string(stdout, name, strlen(name));
     printf(",\"state\":\"%s\",\"ttl_ms\":", held ? "held" : "free");
-    if (held && info->ttl_ms >= 0)
+    if (held && !ttl_valid(info->ttl_ms))
+        printf("\"invalid\"");
+    else if (held && info->ttl_ms >= 0)
         printf("%" PRId64, info->ttl_ms);
     else
         printf("null");
@@ -111,7 +141,10 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
         const edgelock_lock_entry *e = &info->holders[i];
         printf("%s{\"owner\":", i ? "," : "");
         put_json_string(stdout, e->owner, owner_len(e));
-        printf(",\"count\":%" PRId64 "}", e->value);
+        if (count_valid(e->value))
+            printf(",\"count\":%" PRId64 "}", e->value);
+        else
+            printf(",\"count\":\"invalid\"}");
     }
     printf("],\"queue\":[");
     for (size_t i = 0; i < nq; i++) {
@@ -124,15 +157,19 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
         const edgelock_lock_entry *e = &info->queue[i];
         printf("%s{\"owner\":", i ? "," : "");
         put_json_string(stdout, e->owner, owner_len(e));
-        if (e->value != -1)
+        if (e->value == -1)
+            printf(",\"deadline_ms\":null,\"expires_in_ms\":null}");
+        else if (deadline_valid(e->value, info->redis_time_ms))
             printf(",\"deadline_ms\":%" PRId64 ",\"expires_in_ms\":%" PRId64 "}", e->value,
                    e->value - info->redis_time_ms);
         else
-            printf(",\"deadline_ms\":null,\"expires_in_ms\":null}");
+            printf(",\"deadline_ms\":\"invalid\",\"expires_in_ms\":\"invalid\"}");
     }
     printf("],\"token\":");
-    if (info->has_token)
+    if (info->has_token && token_valid(info->token))
         printf("%" PRId64, info->token);
+    else if (info->has_token)
+        printf("\"invalid\"");
     else
         printf("null");
     printf("}\n");
@@ -150,7 +187,9 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
             put_text(stdout, info->mode, strlen(info->mode));
             printf(")");
         }
-        if (info->ttl_ms >= 0) {
+        if (!ttl_valid(info->ttl_ms)) {
+            printf(", expiry invalid (PTTL %" PRId64 ")\n", info->ttl_ms);
+        } else if (info->ttl_ms >= 0) {
             printf(", expires in ");
             print_secs(stdout, info->ttl_ms);
             putchar('\n');
@@ -161,10 +200,13 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
         for (size_t i = 0; i < nholders; i++) {
             printf("    ");
             put_text(stdout, info->holders[i].owner, owner_len(&info->holders[i]));
-            printf("  count %" PRId64 "\n", info->holders[i].value);
+            if (count_valid(info->holders[i].value))
+                printf("  count %" PRId64 "\n", info->holders[i].value);
+            else
+                printf("  count invalid (not a hold count)\n");
         }
         if (nholders < info->holder_count)
-            printf("    ... and %zu more (they kept arriving faster than they could be read)\n",
+            printf("    ... and %zu more (they kept arriving faster than they could be read in time)\n",
                    info->holder_count - nholders);
     }
     if (info->queue_count) {
@@ -176,6 +218,8 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
             put_text(stdout, e->owner, owner_len(e));
             if (e->value == -1) {
                 printf("  (no deadline)\n");
+            } else if (!deadline_valid(e->value, now)) {
+                printf("  deadline invalid (not a time)\n");
             } else if (e->value >= now) {
                 printf("  deadline in ");
                 print_secs(stdout, e->value - now);
@@ -187,11 +231,13 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
             }
         }
         if (nq < info->queue_count)
-            printf("    ... and %zu more (they kept arriving faster than they could be read)\n",
+            printf("    ... and %zu more (they kept arriving faster than they could be read in time)\n",
                    info->queue_count - nq);
     }
-    if (info->has_token)
+    if (info->has_token && token_valid(info->token))
         printf("  fencing token: %" PRId64 " (the last one issued)\n", info->token);
+    else if (info->has_token)
+        printf("  fencing token: invalid (the token key holds no token)\n");
 }
 
 int cmd_status(const struct options *o, const char *name, int json)
