@@ -3,7 +3,7 @@
 
 const char usage_text[] =
     "usage: edgelock [--url URL | --url-file FILE] [--password-file FILE] [--tls-* ...] [-v]\n"
-    "                run [--wait MS] [--lease MS | --watchdog MS]\n"
+    "                run [--wait MS] [--lease MS | --watchdog MS] [--kill-after MS]\n"
     "                [--fair | --read | --write | --fenced]\n"
     "                [--multi NAME2,... | --redlock URL2,...] NAME [--] CMD [ARG...]\n"
     "       edgelock [--url URL] status NAME [--json]\n"
@@ -60,6 +60,10 @@ const char help_text[] =
     "  --watchdog MS   watchdog lease (default 30000, at least 30): the lock is kept\n"
     "                  for MS ms and renewed every MS/3 while CMD runs, so it is\n"
     "                  freed at most MS ms after this process dies.\n"
+    "  --kill-after MS when the lock is lost (or its fixed lease runs out), CMD gets\n"
+    "                  SIGTERM, then SIGKILL if it still runs MS ms later (default\n"
+    "                  5000; 0: at once). Signals forwarded to CMD are never\n"
+    "                  followed by SIGKILL.\n"
     "  NAME            the lock's name (the Redis key of its hash)\n"
     "  --              ends the options; CMD and its arguments follow\n"
     "\n"
@@ -140,7 +144,7 @@ const char help_text[] =
     "         --redlock: a majority of the servers cannot\n"
     "  70     run: the lock was lost while CMD ran (renewal failed, key deleted, Redis\n"
     "         gone for a whole lease, fixed --lease or RedLock validity ran out): CMD\n"
-    "         was sent SIGTERM\n"
+    "         was sent SIGTERM (and SIGKILL after --kill-after)\n"
     "  71     operating-system error (cannot fork, start a thread, allocate)\n"
     "  75     run: the lock was not acquired within --wait\n"
     "  76     Redis answered with an error, e.g. NAME holds a value that is not a lock\n"

@@ -2,7 +2,7 @@
  * edgelock(1): the distributed lock for shell scripts and operators, modelled
  * on flock(1).
  *
- *   edgelock [--url URL] run [--wait MS] [--lease MS | --watchdog MS]
+ *   edgelock [--url URL] run [--wait MS] [--lease MS | --watchdog MS] [--kill-after MS]
  *            [--fair | --read | --write | --fenced]
  *            [--multi NAME2,NAME3,... | --redlock URL2,URL3,...] NAME -- CMD [ARG...]
  *   edgelock [--url URL] status NAME [--json]
@@ -168,6 +168,7 @@ int main(int argc, char **argv)
     memset(&ra, 0, sizeof(ra));
     ra.wait_ms = EDGELOCK_WAIT_FOREVER;
     ra.lease_ms = EDGELOCK_LEASE_WATCHDOG;
+    ra.kill_after_ms = DEFAULT_KILL_AFTER_MS;
     int watchdog_given = 0, lease_given = 0;
     const char *kind_flag = NULL;  /* --fair, --read, --write or --fenced */
     const char *list_flag = NULL;  /* --multi or --redlock */
@@ -227,6 +228,9 @@ int main(int argc, char **argv)
             if (!parse_ms(v, 1, EDGELOCK_MAX_TIME_MS, &ra.lease_ms))
                 return usage_error("--lease: '%s' is not a number of milliseconds > 0", v);
             lease_given = 1;
+        } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--kill-after", &err))) {
+            if (!parse_ms(v, 0, EDGELOCK_MAX_TIME_MS, &ra.kill_after_ms))
+                return usage_error("--kill-after: '%s' is not a number of milliseconds", v);
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--watchdog", &err))) {
             int64_t w;
             if (!parse_ms(v, 30, UINT32_MAX, &w))

@@ -23,7 +23,8 @@
  *   flag and wakes the main thread with SIGUSR1 too.
  * - The main thread (this file) forks CMD (child.c), forwards INT/TERM/HUP to
  *   it, reaps it on SIGCHLD, and sends it SIGTERM when the lock is lost or its
- *   fixed lease (or RedLock validity) runs out.
+ *   fixed lease (or RedLock validity) runs out, then SIGKILL if CMD is still
+ *   running --kill-after ms later.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -178,6 +179,10 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
         lease_end = s->acquired_at + (uint64_t)s->validity_ms;
     else if (a->lease_ms > 0)
         lease_end = s->acquired_at + (uint64_t)a->lease_ms;
+    /* Once the lock is gone, CMD runs unprotected: after SIGTERM it gets
+     * --kill-after ms to end, then SIGKILL. */
+    int kill_pending = 0;
+    uint64_t kill_at = 0;
     for (;;) {
         siginfo_t si;
         int sig;
@@ -195,12 +200,26 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
                 "the command (pid %ld)",
                 which, a->label, (long)child);
             kill(child, SIGTERM);
+            kill_pending = 1;
+            kill_at = now_ms() + (uint64_t)a->kill_after_ms;
         }
-        if (lease_end && !*lost_reported) {
+        /* The wait ends at the SIGKILL due, or else at the end of the lease. */
+        uint64_t wake_at = kill_pending ? kill_at : lease_end && !*lost_reported ? lease_end : 0;
+        if (wake_at) {
             uint64_t now = now_ms();
-            uint64_t left = lease_end > now ? lease_end - now : 0;
+            uint64_t left = wake_at > now ? wake_at - now : 0;
             struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
             sig = sigtimedwait(handled, &si, &ts);
+            if (sig < 0 && errno == EAGAIN && kill_pending) {
+                if (now_ms() >= kill_at) {
+                    msg("the command (pid %ld) did not end within %" PRId64 " ms of SIGTERM "
+                        "(--kill-after); sending SIGKILL",
+                        (long)child, a->kill_after_ms);
+                    kill(child, SIGKILL);
+                    kill_pending = 0;
+                }
+                continue;
+            }
             if (sig < 0 && errno == EAGAIN) {
                 *lost_reported = 1;
                 if (a->shape == RUN_REDLOCK)
@@ -213,6 +232,8 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
                         "running; sending SIGTERM to the command (pid %ld)",
                         a->lease_ms, a->label, (long)child);
                 kill(child, SIGTERM);
+                kill_pending = 1;
+                kill_at = now_ms() + (uint64_t)a->kill_after_ms;
                 continue;
             }
         } else {
@@ -228,7 +249,10 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
             /* a wake-up: the lost flag is checked at the top of the loop */
         } else {
             /* The terminal sends its signals to the whole foreground process
-             * group, CMD included (SI_KERNEL): forwarding would double them. */
+             * group, CMD included (SI_KERNEL): forwarding would double them.
+             * A forwarded signal is never followed by SIGKILL: the lock is
+             * still held, CMD may handle it as it likes (SIGHUP: reload), and
+             * whoever sent it can escalate. */
             if (si.si_code != SI_KERNEL) {
                 kill(child, sig);
                 if (verbose)
