@@ -47,6 +47,7 @@ const char help_text[] =
     "                  after each lock and unlock, WAIT for N replicas (MS, default\n"
     "                  1000); fewer: exit 69 (a lock is released again, not held)\n"
     "  -v, --verbose   say on stderr when the lock is waited for, taken, released\n"
+    "  EDGELOCK_LOG=N  the library's log on stderr (0 errors .. 3 debug)\n"
     "  -h, --help      this text\n"
     "  --version       the edgelock version\n"
     "\n"
