@@ -97,13 +97,16 @@ typedef enum edgelock_status {
     EDGELOCK_ERR_WRONG_THREAD =
         -11,                 /* async call off the loop thread, or blocking call where it would deadlock */
     EDGELOCK_ERR_BUSY = -12, /* lock_free on a lock that is held or has calls in flight */
-    EDGELOCK_ERR_NO_MEMORY = -13,     /* edgelock_client_create() could not allocate its tables */
-    EDGELOCK_ERR_PROTOCOL = -14,      /* Redis answered with a reply of an unexpected shape */
-    EDGELOCK_ERR_TLS = -15,           /* TLS: a CA, certificate or key file could not be used, the server's
-                                         certificate or name did not verify, the handshake failed, or
-                                         rediss:// on a build without TLS */
-    EDGELOCK_ERR_NOT_REPLICATED = -16 /* fewer than wait_replicas replicas acknowledged the write in time
-                                         (see edgelock_config.wait_replicas: what the caller may assume) */
+    EDGELOCK_ERR_NO_MEMORY = -13,      /* edgelock_client_create() could not allocate its tables */
+    EDGELOCK_ERR_PROTOCOL = -14,       /* Redis answered with a reply of an unexpected shape */
+    EDGELOCK_ERR_TLS = -15,            /* TLS: a CA, certificate or key file could not be used, the server's
+                                          certificate or name did not verify, the handshake failed, or
+                                          rediss:// on a build without TLS */
+    EDGELOCK_ERR_NOT_REPLICATED = -16, /* fewer than wait_replicas replicas acknowledged the write in time
+                                          (see edgelock_config.wait_replicas: what the caller may assume) */
+    EDGELOCK_ERR_AUTH = -17 /* Redis refused the connection setup: wrong password, unknown ACL user,
+                               database out of range, or ACL forbids a command. Reported instead of
+                               CONNECTION while the last connection attempt was refused so. */
 } edgelock_status;
 
 /** Static text for a status, never NULL (unknown values give "unknown status"). */
@@ -471,6 +474,11 @@ int edgelock_tls_available(void);
 /** The longest owner field edgelock_lock_info() returns whole (bytes, NUL excluded). */
 #define EDGELOCK_OWNER_FIELD_MAX 127
 
+/** A number edgelock_lock_info() found in Redis that is not one: a hold count
+ *  or a token that is not a decimal integer within int64_t, a deadline that
+ *  is not a finite number within int64_t. Never a real value. */
+#define EDGELOCK_INFO_INVALID INT64_MIN
+
 /** One holder or one queued waiter of a lock, as Redis has it. */
 typedef struct edgelock_lock_entry {
     /** The owner field ("<client id>:<owner id>", plus ":write" for a writer),
@@ -478,7 +486,8 @@ typedef struct edgelock_lock_entry {
     char owner[EDGELOCK_OWNER_FIELD_MAX + 1];
     size_t owner_len; /** its whole length in Redis (> EDGELOCK_OWNER_FIELD_MAX: cut) */
     /** holders: the hold count. queue: the waiter's deadline in ms since the
-     *  epoch by the writer's clock, or -1 when it has none. */
+     *  epoch by the writer's clock, or -1 when it has none. Either may be
+     *  EDGELOCK_INFO_INVALID, or any other value a writer put there. */
     int64_t value;
 } edgelock_lock_entry;
 
@@ -501,7 +510,7 @@ typedef struct edgelock_lock_info {
     char mode[16];         /* a read-write lock's "read" or "write"; "" for others */
     int64_t ttl_ms;        /* ms left; -1 no expiry; -2 free */
     int has_token;         /* 1 when a fencing token was ever issued for the name */
-    int64_t token;         /* the last fencing token issued */
+    int64_t token;         /* the last fencing token issued (EDGELOCK_INFO_INVALID: not a number) */
     int64_t redis_time_ms; /* Redis's clock (ms since the epoch) at the snapshot */
     size_t holder_count;   /* owner fields in the hash ("mode" excluded) */
     size_t queue_count;    /* fair lock: waiters queued */

@@ -47,6 +47,23 @@ static void set_entry(edgelock_lock_entry *e, const redisReply *owner, int64_t v
     e->value = value;
 }
 
+// A zset score as ms. Scores print as floats ("1.7e+12" for large ones), and
+// a writer may have stored any double ("inf", 1e300): converting one outside
+// int64_t would be undefined, so it is EDGELOCK_INFO_INVALID instead.
+static int64_t score_ms(const redisReply *r)
+{
+    char buf[64];
+    if (r->len >= sizeof(buf))
+        return EDGELOCK_INFO_INVALID;
+    copy_text(buf, sizeof(buf), r);
+    char *end;
+    double d = strtod(buf, &end);
+    // 2^63 is exact as a double; every double below it converts.
+    if (end == buf || *end || !(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        return EDGELOCK_INFO_INVALID;
+    return (int64_t)d;
+}
+
 // Redis's answer to lock_info.lua, shape-checked element by element.
 static edgelock_status parse_info(const redisReply *r, edgelock_lock_info *info)
 {
@@ -79,11 +96,12 @@ static edgelock_status parse_info(const redisReply *r, edgelock_lock_info *info)
     info->mode[0] = 0;
     info->ttl_ms = info->state == EDGELOCK_LOCK_FREE ? -2 : (int64_t)ttl->integer;
     int64_t v = 0;
-    info->has_token = token->type != REDIS_REPLY_NIL && reply_integer(token, &v) ? 1 : 0;
-    info->token = info->has_token ? v : 0;
+    info->has_token = token->type != REDIS_REPLY_NIL ? 1 : 0;
+    info->token = !info->has_token ? 0 : reply_integer(token, &v) ? v : EDGELOCK_INFO_INVALID;
     int64_t secs = 0, usecs = 0;
-    reply_integer(time->element[0], &secs);
-    reply_integer(time->element[1], &usecs);
+    if (!reply_integer(time->element[0], &secs) || !reply_integer(time->element[1], &usecs) || secs < 0 ||
+        secs > INT64_MAX / 1000 - 1 || usecs < 0 || usecs >= 1000000)
+        return EDGELOCK_ERR_PROTOCOL; // not Redis's TIME
     info->redis_time_ms = secs * 1000 + usecs / 1000;
 
     info->holder_count = 0;
@@ -94,7 +112,8 @@ static edgelock_status parse_info(const redisReply *r, edgelock_lock_info *info)
             continue;
         }
         int64_t count = 0;
-        reply_integer(val, &count);
+        if (!reply_integer(val, &count))
+            count = EDGELOCK_INFO_INVALID;
         if (info->holder_count < info->holders_cap)
             set_entry(&info->holders[info->holder_count], f, count);
         info->holder_count++;
@@ -106,10 +125,7 @@ static edgelock_status parse_info(const redisReply *r, edgelock_lock_info *info)
         for (size_t k = 0; k + 1 < deadlines->elements; k += 2) {
             const redisReply *m = deadlines->element[k];
             if (m->len == owner->len && memcmp(m->str, owner->str, m->len) == 0) {
-                // Scores print as floats ("1.7e+12" for large ones): parse as such.
-                char buf[64];
-                copy_text(buf, sizeof(buf), deadlines->element[k + 1]);
-                deadline = (int64_t)strtod(buf, nullptr);
+                deadline = score_ms(deadlines->element[k + 1]);
                 break;
             }
         }

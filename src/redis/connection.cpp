@@ -51,6 +51,8 @@ void conn_link_connected(Connection *conn, bool ok, const char *err)
 {
     if (!ok) {
         edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect failed: %s", conn->role, err);
+        if (conn->down_status == EDGELOCK_ERR_AUTH)
+            conn->down_status = EDGELOCK_ERR_CONNECTION; // the refusing server is gone now
         went_down(conn);
         return;
     }
@@ -112,9 +114,11 @@ static void setup_reply(Connection *conn, redisReply *reply, const void *tag)
     }
     if (reply->type == REDIS_REPLY_ERROR) {
         // Wrong password, unknown ACL user, db out of range: retrying soon will
-        // not help the operator, but backoff keeps it cheap.
+        // not help the operator, but backoff keeps it cheap. Commands that
+        // fail meanwhile say AUTH, not CONNECTION: the server is there.
         edgelock_port_log(EDGELOCK_LOG_ERROR, "%s connection setup refused: %s", conn->role, reply->str);
         conn_drop(conn);
+        conn->down_status = EDGELOCK_ERR_AUTH;
         return;
     }
     conn->setup_pending--;
@@ -145,6 +149,8 @@ static void timer_fired(void *arg, Timer *)
         conn_drop(conn);
         if (tls)
             conn->down_status = EDGELOCK_ERR_TLS;
+        else if (conn->down_status == EDGELOCK_ERR_AUTH)
+            conn->down_status = EDGELOCK_ERR_CONNECTION; // no refusal this time, no answer at all
     } else if (conn->state == ConnState::Down && !conn->closed) {
         conn_start(conn);
     }

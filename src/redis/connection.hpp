@@ -61,8 +61,9 @@ struct Connection {
     void *tls;              // as ConnConfig
     const char *tls_name;
     bool tls_verify;
-    void *tls_ssl;               // the attempt's SSL object (owned by the link), to tell why it failed
-    edgelock_status down_status; // why it is down: CONNECTION, or TLS when TLS failed
+    void *tls_ssl; // the attempt's SSL object (owned by the link), to tell why it failed
+    // Why it is down: CONNECTION, TLS when TLS failed, AUTH when Redis refused the setup.
+    edgelock_status down_status;
     // Where the link goes: the URL's host, or (redis-sentinel://) a sentinel
     // while resolving, then the master it named.
     char host[256];

@@ -1,5 +1,6 @@
 #include "redis/reply.hpp"
 
+#include <errno.h>
 #include <hiredis/hiredis.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,9 @@ bool reply_integer(const redisReply *r, int64_t *out)
         memcpy(buf, r->str, r->len);
         buf[r->len] = 0;
         char *end;
+        errno = 0;
         long long v = strtoll(buf, &end, 10);
-        if (*end == 0) {
+        if (end != buf && *end == 0 && errno != ERANGE) { // not clamped to LLONG_MIN/MAX
             *out = v;
             return true;
         }

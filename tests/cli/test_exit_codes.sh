@@ -99,7 +99,7 @@ check "usage errors name the problem on stderr" grep -q "edgelock: " "$ERR"
 
 # --- --help documents everything, exit 0 ----------------------------------------
 expect_rc 0 "--help" "$EDGELOCK" --help
-for word in "--wait" "--lease" "--watchdog" "--json" "--force" "EDGELOCK_URL" " 64 " " 69 " " 70 " " 75 " "128+N"; do
+for word in "--wait" "--lease" "--watchdog" "--kill-after" "--json" "--force" "EDGELOCK_URL" " 64 " " 69 " " 70 " " 75 " " 77 " "128+N"; do
     check "--help mentions '$word'" grep -q -- "$word" "$OUT"
 done
 expect_rc 0 "run --help" "$EDGELOCK" run --help

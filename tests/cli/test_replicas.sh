@@ -16,6 +16,10 @@ replicated() { [ "$(rcli wait 1 100)" = 1 ]; }
 wait_for "the replica to sync" "$HANG_MS" replicated && pass "the replica is in sync"
 
 expect_rc 0 "run with --wait-replicas 1" "$EDGELOCK" --wait-replicas 1 run r -- true
+# A WAIT longer than the 3 s command timeout: the command timeout grows to
+# fit it (it used to be set back to 3 s, and the client refused as invalid).
+expect_rc 0 "--wait-replicas-timeout 5000, above the command timeout" \
+    "$EDGELOCK" --wait-replicas 1 --wait-replicas-timeout 5000 run r -- true
 kill -STOP "$REPLICA_PID"
 expect_rc 69 "a stopped replica: not replicated" \
     "$EDGELOCK" --wait-replicas 1 --wait-replicas-timeout 200 run r -- touch "$TMP/ran"

@@ -21,7 +21,7 @@ expect_rc 0 "--password-file with a URL that has none" \
     "$EDGELOCK" --url "redis://127.0.0.1:$REDIS_PORT" --password-file "$TMP/pw" run s -- true
 expect_rc 0 "--password-file replaces a wrong password in the URL" \
     "$EDGELOCK" --url "redis://:wrong@127.0.0.1:$REDIS_PORT" --password-file "$TMP/pw" status s
-expect_rc 69 "no password at all: Redis refuses (unavailable)" \
+expect_rc 77 "no password at all: Redis refuses the setup (EX_NOPERM)" \
     "$EDGELOCK" --url "redis://127.0.0.1:$REDIS_PORT" status s
 check "the refusal does not show a password" no_secret
 

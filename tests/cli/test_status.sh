@@ -107,13 +107,13 @@ collect
 check "... says it was not held" grep -q "st-force: was not held" "$OUT"
 
 # --- credentials ----------------------------------------------------------------------
-expect_rc 69 "wrong password" "$EDGELOCK" --url "redis://:wrong-Pw-9@127.0.0.1:$REDIS_PORT" status st-free
+expect_rc 77 "wrong password" "$EDGELOCK" --url "redis://:wrong-Pw-9@127.0.0.1:$REDIS_PORT" status st-free
 collect
 check "... not shown either" bash -c "! grep -q wrong-Pw-9 '$OUT' '$ERR'"
-expect_rc 69 "wrong password (run)" "$EDGELOCK" --url "redis://:wrong-Pw-9@127.0.0.1:$REDIS_PORT" run x -- true
+expect_rc 77 "wrong password (run)" "$EDGELOCK" --url "redis://:wrong-Pw-9@127.0.0.1:$REDIS_PORT" run x -- true
 collect
 check "... not shown either" bash -c "! grep -q wrong-Pw-9 '$OUT' '$ERR'"
-expect_rc 69 "no password" "$EDGELOCK" --url "redis://127.0.0.1:$REDIS_PORT" status st-free
+expect_rc 77 "no password" "$EDGELOCK" --url "redis://127.0.0.1:$REDIS_PORT" status st-free
 collect
 # One renewal (at 2 s) is logged too; the lease leaves 4 s of slack for a slow machine.
 EDGELOCK_LOG=3 "$EDGELOCK" run --watchdog 6000 st-log -- sleep 2.2 >>"$ALL_OUTPUT" 2>&1

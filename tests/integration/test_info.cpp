@@ -128,6 +128,50 @@ TEST_CASE(info_of_a_key_of_another_type_and_bad_input)
     edgelock_client_destroy(c);
 }
 
+// What a writer other than Redisson may leave: counts, tokens and deadlines
+// that are not numbers, or not within int64_t, come back as
+// EDGELOCK_INFO_INVALID (never clamped, never 0, never undefined behaviour);
+// numbers that are merely odd come back as they are.
+static int64_t value_of(const edgelock_lock_entry *e, size_t n, const char *owner)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(e[i].owner, owner) == 0)
+            return e[i].value;
+    return 424242;
+}
+
+TEST_CASE(info_reports_numbers_that_are_not_numbers_as_invalid)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    redis_integer(r, "HSET %s %s %s %s %s %s %s %s %s", "info:bad", "gw-a:1", "abc", "gw-b:1",
+                  "99999999999999999999", "gw-c:1", "-5", "gw-d:1", "7");
+    redis_integer(r, "SET %s %s", "redisson_lock_token:{info:bad}", "abc");
+    redis_integer(r, "RPUSH %s %s %s %s %s", "redisson_lock_queue:{info:bad}", "w1", "w2", "w3", "w4");
+    redis_integer(r, "ZADD %s %s %s %s %s %s %s", "redisson_lock_timeout:{info:bad}", "inf", "w1", "1e300",
+                  "w2", "-5", "w3");
+    edgelock_lock lk = make_lock(c, "info:bad");
+    edgelock_lock_entry holders[8], queue[8];
+    edgelock_lock_info info = info_with(0, holders, 8, queue, 8);
+    CHECK_ST(edgelock_lock_info_get(c, lk, &info), EDGELOCK_OK);
+    CHECK_EQ(info.holder_count, 4);
+    CHECK_EQ(value_of(holders, 4, "gw-a:1"), EDGELOCK_INFO_INVALID);
+    CHECK_EQ(value_of(holders, 4, "gw-b:1"), EDGELOCK_INFO_INVALID); // was clamped to INT64_MAX
+    CHECK_EQ(value_of(holders, 4, "gw-c:1"), -5);
+    CHECK_EQ(value_of(holders, 4, "gw-d:1"), 7);
+    CHECK_EQ(info.has_token, 1); // a token key is there, though not a number (was: no token)
+    CHECK_EQ(info.token, EDGELOCK_INFO_INVALID);
+    CHECK_EQ(info.queue_count, 4);
+    CHECK_EQ(value_of(queue, 4, "w1"), EDGELOCK_INFO_INVALID); // inf
+    CHECK_EQ(value_of(queue, 4, "w2"), EDGELOCK_INFO_INVALID); // beyond int64_t
+    CHECK_EQ(value_of(queue, 4, "w3"), -5);
+    CHECK_EQ(value_of(queue, 4, "w4"), -1); // no deadline
+    edgelock_lock_free(c, lk);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
 TEST_CASE(url_redact_hides_credentials_and_refuses_bad_urls)
 {
     char out[64];

@@ -67,6 +67,34 @@ _Static_assert(sizeof(child_vars) / sizeof(child_vars[0]) == CHILD_VARS, "child.
 
 extern char **environ;
 
+static const char url_var[] = "EDGELOCK_URL=";
+/* EDGELOCK_URL as CMD gets it: "EDGELOCK_URL=" and the URL without its
+ * credentials (the redacted form is at most 4 bytes longer than the URL). */
+static char url_for_cmd[sizeof(url_var) + 4096 + 8];
+
+/* The EDGELOCK_URL entry `var` as CMD gets it: itself when it carries no
+ * credentials, the URL without "user:password@" when it does, NULL (dropped)
+ * when it is not a URL the library accepts (it may hold a secret in a form
+ * that cannot be told) or too long to rewrite here. */
+static char *url_without_credentials(char *var)
+{
+    const char *url = var + sizeof(url_var) - 1;
+    char *out = url_for_cmd + sizeof(url_var) - 1;
+    size_t cap = sizeof(url_for_cmd) - (sizeof(url_var) - 1);
+    if (strlen(url) + 5 > cap || edgelock_url_redact(url, out, cap) != EDGELOCK_OK)
+        return NULL;
+    if (strcmp(out, url) == 0)
+        return var; /* redacting changed nothing: no credentials */
+    /* The library writes credentials as "***@" right after "scheme://"
+     * (edgelock_url_redact): take that out, and the rest is the URL. */
+    char *at = strstr(out, "://");
+    if (!at || strncmp(at + 3, "***@", 4) != 0)
+        return NULL;
+    memmove(at + 3, at + 7, strlen(at + 7) + 1);
+    memcpy(url_for_cmd, url_var, sizeof(url_var) - 1);
+    return url_for_cmd;
+}
+
 /* edgelock's environment without child_vars, plus the non-NULL `add` strings
  * ("NAME=value"). Built before fork. NULL when out of memory. */
 char **child_environment(char *const add[CHILD_VARS])
@@ -82,8 +110,15 @@ char **child_environment(char *const add[CHILD_VARS])
         int ours = 0;
         for (size_t v = 0; v < CHILD_VARS; v++)
             ours |= strncmp(*e, child_vars[v], strlen(child_vars[v])) == 0;
-        if (!ours)
-            env[k++] = *e;
+        if (ours)
+            continue;
+        if (strncmp(*e, url_var, sizeof(url_var) - 1) == 0) {
+            char *kept = url_without_credentials(*e);
+            if (kept)
+                env[k++] = kept;
+            continue;
+        }
+        env[k++] = *e;
     }
     for (size_t v = 0; v < CHILD_VARS; v++)
         if (add[v])

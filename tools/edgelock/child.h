@@ -28,8 +28,10 @@ int resolve_cmd(const char *cmd, char *out, size_t cap);
 
 /* edgelock's environment without any inherited EDGELOCK_TOKEN or
  * EDGELOCK_VALIDITY_MS, plus the non-NULL `add` strings ("NAME=value").
- * Built before fork; free() the array (not the strings). NULL when out of
- * memory. */
+ * EDGELOCK_URL loses its credentials ("user:password@"): CMD may run a nested
+ * edgelock on the same server, but brings its own password; one that is not
+ * a valid URL is dropped. Built before fork; free() the array (not the
+ * strings). NULL when out of memory. */
 char **child_environment(char *const add[CHILD_VARS]);
 
 /* In the child, between fork and exec: sets the parent-death signal (Linux),

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common.h"
+#include "escape.h"
 
 static const char *prog = "edgelock";
 int verbose = 0;
@@ -78,10 +79,25 @@ int report_failure(const char *shown_url, const char *what, const char *label, e
             shown_url, what, label);
         return EXIT_UNAVAILABLE;
     }
+    if (st == EDGELOCK_ERR_AUTH) {
+        /* The library knows only that a setup reply was an error; Redis's own
+         * words are in its log (they never hold the password). */
+        msg("Redis at %s refused the connection setup while %s %s: wrong password (--password-file, "
+            "the URL's), unknown ACL user, database number out of range, or an ACL that forbids a "
+            "command edgelock needs (EDGELOCK_LOG=1 shows Redis's answer)",
+            shown_url, what, label);
+        return EXIT_NOPERM;
+    }
     if (st == EDGELOCK_ERR_NOT_REPLICATED) {
         msg("%s %s at %s: fewer than %u replica%s acknowledged it within %u ms%s", what, label, shown_url,
             replicas.n, replicas.n == 1 ? "" : "s", replicas.timeout_ms,
             strcmp(what, "acquiring") == 0 ? "; it was released again, not held" : "");
+        return EXIT_UNAVAILABLE;
+    }
+    if (st == EDGELOCK_ERR_TIMEOUT) {
+        msg("Redis at %s did not answer in time while %s %s (it accepted the connection: stopped, "
+            "overloaded, or not a Redis server?)",
+            shown_url, what, label);
         return EXIT_UNAVAILABLE;
     }
     if (is_unreachable(st)) {
@@ -98,6 +114,13 @@ int report_failure(const char *shown_url, const char *what, const char *label, e
     return EXIT_OSERR;
 }
 
+uint32_t command_timeout_for(uint32_t timeout_ms)
+{
+    if (replicas.n && timeout_ms <= replicas.timeout_ms)
+        return replicas.timeout_ms + timeout_ms; /* WAIT holds the connection that long */
+    return timeout_ms;
+}
+
 int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t timeout_ms,
                   uint32_t watchdog_ms, edgelock_lock_lost_fn lost, void *lost_user, edgelock_client **client)
 {
@@ -112,10 +135,8 @@ int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t ti
     cfg.tls_insecure_skip_verify = tls.insecure_skip_verify;
     cfg.wait_replicas = replicas.n;
     cfg.wait_replicas_timeout_ms = replicas.timeout_ms;
-    if (replicas.n && cfg.command_timeout_ms <= replicas.timeout_ms)
-        cfg.command_timeout_ms = replicas.timeout_ms + timeout_ms; /* WAIT holds the connection that long */
     cfg.connect_timeout_ms = timeout_ms;
-    cfg.command_timeout_ms = timeout_ms;
+    cfg.command_timeout_ms = command_timeout_for(timeout_ms);
     cfg.max_locks = nlocks;
     cfg.max_holds = nlocks;
     cfg.max_waiters = nlocks;
@@ -168,7 +189,8 @@ int make_client(const struct options *o, const char *name, edgelock_client **cli
 
 void lock_label(char *out, size_t cap, const char *name)
 {
-    snprintf(out, cap, "lock '%.500s'", name);
+    char shown[500];
+    snprintf(out, cap, "lock '%s'", text_shown(shown, sizeof(shown), name));
 }
 
 const char *password = NULL;

@@ -14,11 +14,12 @@
 /* Exit codes (sysexits.h values where one fits). CMD's own status passes through. */
 enum {
     EXIT_USAGE = 64,        /* EX_USAGE: bad command line or URL */
-    EXIT_UNAVAILABLE = 69,  /* EX_UNAVAILABLE: Redis cannot be reached (or refused AUTH) */
+    EXIT_UNAVAILABLE = 69,  /* EX_UNAVAILABLE: Redis cannot be reached */
     EXIT_LOST = 70,         /* the lock was lost while CMD ran; CMD was sent SIGTERM */
     EXIT_OSERR = 71,        /* EX_OSERR: cannot fork, start a thread, allocate */
     EXIT_NOT_ACQUIRED = 75, /* EX_TEMPFAIL: not acquired within --wait */
     EXIT_REMOTE = 76,       /* EX_PROTOCOL: Redis answered with an error (e.g. NAME is not a lock) */
+    EXIT_NOPERM = 77,       /* EX_NOPERM: Redis refused the connection setup (password, ACL user, db) */
     EXIT_CANNOT_EXEC = 126,
     EXIT_NOT_FOUND = 127
 };
@@ -80,6 +81,10 @@ int is_unreachable(edgelock_status st);
  * `what` is what was being done ("acquiring"), `label` the lock ("lock 'x'"). */
 int report_failure(const char *shown_url, const char *what, const char *label, edgelock_status st);
 
+/* The command timeout create_client() gives a client whose connect timeout is
+ * timeout_ms: longer with --wait-replicas, whose WAIT holds a command. */
+uint32_t command_timeout_for(uint32_t timeout_ms);
+
 /* A client that owns its loop, sized for `nlocks` lock handles of names up to
  * `max_name` bytes. 0, or an exit code (with its message said). */
 int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t timeout_ms,
@@ -93,7 +98,7 @@ int new_handle(edgelock_client *client, edgelock_lock_kind kind, const char *nam
  * exit code (nothing left behind). */
 int make_client(const struct options *o, const char *name, edgelock_client **client, edgelock_lock *lock);
 
-/* "lock 'NAME'" for messages, the name cut to fit. */
+/* "lock 'NAME'" for messages, the name escaped (escape.h) and cut to fit. */
 void lock_label(char *out, size_t cap, const char *name);
 
 /* The subcommands other than run (run.h). 0, or an exit code. */

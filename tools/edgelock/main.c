@@ -2,7 +2,7 @@
  * edgelock(1): the distributed lock for shell scripts and operators, modelled
  * on flock(1).
  *
- *   edgelock [--url URL] run [--wait MS] [--lease MS | --watchdog MS]
+ *   edgelock [--url URL] run [--wait MS] [--lease MS | --watchdog MS] [--kill-after MS]
  *            [--fair | --read | --write | --fenced]
  *            [--multi NAME2,NAME3,... | --redlock URL2,URL3,...] NAME -- CMD [ARG...]
  *   edgelock [--url URL] status NAME [--json]
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "escape.h"
 #include "run.h"
 
 static const char *kind_word(edgelock_lock_kind kind)
@@ -62,13 +63,14 @@ static int run_members(const struct options *o, struct run_args *ra, const char 
                        const char *list_flag, const char *list_value, int watchdog_given, int lease_given)
 {
     const char *kw = kind_word(ra->kind);
+    char shown[600]; /* a name as messages show it (escape.h) */
     ra->shape = RUN_ONE;
     ra->n = 1;
     ra->names[0] = ra->name;
     ra->urls[0] = o->url;
     snprintf(ra->shown[0], sizeof(ra->shown[0]), "%s", o->shown_url);
     if (!list_flag) {
-        snprintf(ra->label, sizeof(ra->label), "%slock '%s'", kw, ra->name);
+        snprintf(ra->label, sizeof(ra->label), "%slock '%s'", kw, text_shown(shown, sizeof(shown), ra->name));
         return 0;
     }
     if (kind_flag && ra->kind == EDGELOCK_FENCED)
@@ -87,13 +89,16 @@ static int run_members(const struct options *o, struct run_args *ra, const char 
                 return usage_error("--multi: a lock name is longer than %u bytes", NAME_MAX_LEN);
             for (size_t j = 0; j < i; j++)
                 if (strcmp(ra->names[i], ra->names[j]) == 0)
-                    return usage_error("--multi: lock '%s' is named twice", ra->names[i]);
+                    return usage_error("--multi: lock '%s' is named twice",
+                                       text_shown(shown, sizeof(shown), ra->names[i]));
             ra->urls[i] = o->url;
             snprintf(ra->shown[i], sizeof(ra->shown[i]), "%s", o->shown_url);
         }
-        size_t len = (size_t)snprintf(ra->label, sizeof(ra->label), "%sMultiLock '%s'", kw, ra->name);
+        size_t len = (size_t)snprintf(ra->label, sizeof(ra->label), "%sMultiLock '%s'", kw,
+                                      text_shown(shown, sizeof(shown), ra->name));
         for (size_t i = 1; i < ra->n && len < sizeof(ra->label); i++)
-            len += (size_t)snprintf(ra->label + len, sizeof(ra->label) - len, ", '%s'", ra->names[i]);
+            len += (size_t)snprintf(ra->label + len, sizeof(ra->label) - len, ", '%s'",
+                                    text_shown(shown, sizeof(shown), ra->names[i]));
         return 0;
     }
 
@@ -117,7 +122,8 @@ static int run_members(const struct options *o, struct run_args *ra, const char 
                                    i);
         ra->names[i] = ra->name;
     }
-    snprintf(ra->label, sizeof(ra->label), "%sRedLock '%s' (%zu servers)", kw, ra->name, ra->n);
+    snprintf(ra->label, sizeof(ra->label), "%sRedLock '%s' (%zu servers)", kw,
+             text_shown(shown, sizeof(shown), ra->name), ra->n);
     return 0;
 }
 
@@ -162,6 +168,7 @@ int main(int argc, char **argv)
     memset(&ra, 0, sizeof(ra));
     ra.wait_ms = EDGELOCK_WAIT_FOREVER;
     ra.lease_ms = EDGELOCK_LEASE_WATCHDOG;
+    ra.kill_after_ms = DEFAULT_KILL_AFTER_MS;
     int watchdog_given = 0, lease_given = 0;
     const char *kind_flag = NULL;  /* --fair, --read, --write or --fenced */
     const char *list_flag = NULL;  /* --multi or --redlock */
@@ -221,6 +228,9 @@ int main(int argc, char **argv)
             if (!parse_ms(v, 1, EDGELOCK_MAX_TIME_MS, &ra.lease_ms))
                 return usage_error("--lease: '%s' is not a number of milliseconds > 0", v);
             lease_given = 1;
+        } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--kill-after", &err))) {
+            if (!parse_ms(v, 0, EDGELOCK_MAX_TIME_MS, &ra.kill_after_ms))
+                return usage_error("--kill-after: '%s' is not a number of milliseconds", v);
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--watchdog", &err))) {
             int64_t w;
             if (!parse_ms(v, 30, UINT32_MAX, &w))

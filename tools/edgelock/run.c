@@ -23,7 +23,8 @@
  *   flag and wakes the main thread with SIGUSR1 too.
  * - The main thread (this file) forks CMD (child.c), forwards INT/TERM/HUP to
  *   it, reaps it on SIGCHLD, and sends it SIGTERM when the lock is lost or its
- *   fixed lease (or RedLock validity) runs out.
+ *   fixed lease (or RedLock validity) runs out, then SIGKILL if CMD is still
+ *   running --kill-after ms later.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,6 +40,8 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "deadline.h"
+#include "escape.h"
 #include "lock_thread.h"
 
 static const char *signame(int sig)
@@ -176,6 +179,10 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
         lease_end = s->acquired_at + (uint64_t)s->validity_ms;
     else if (a->lease_ms > 0)
         lease_end = s->acquired_at + (uint64_t)a->lease_ms;
+    /* Once the lock is gone, CMD runs unprotected: after SIGTERM it gets
+     * --kill-after ms to end, then SIGKILL. */
+    int kill_pending = 0;
+    uint64_t kill_at = 0;
     for (;;) {
         siginfo_t si;
         int sig;
@@ -184,20 +191,35 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
         int lost = atomic_load(&s->lost);
         if (lost && !*lost_reported) {
             *lost_reported = 1;
-            char which[600] = "";
+            char which[700] = "", shown[600];
             if (a->shape == RUN_MULTI)
-                snprintf(which, sizeof(which), "lock '%s' of the ", a->names[lost - 1]);
+                snprintf(which, sizeof(which), "lock '%s' of the ",
+                         text_shown(shown, sizeof(shown), a->names[lost - 1]));
             msg("%s%s was lost while the command was running (renewal failed: key "
                 "deleted or expired, or Redis gone for a whole lease); sending SIGTERM to "
                 "the command (pid %ld)",
                 which, a->label, (long)child);
             kill(child, SIGTERM);
+            kill_pending = 1;
+            kill_at = now_ms() + (uint64_t)a->kill_after_ms;
         }
-        if (lease_end && !*lost_reported) {
+        /* The wait ends at the SIGKILL due, or else at the end of the lease. */
+        uint64_t wake_at = kill_pending ? kill_at : lease_end && !*lost_reported ? lease_end : 0;
+        if (wake_at) {
             uint64_t now = now_ms();
-            uint64_t left = lease_end > now ? lease_end - now : 0;
+            uint64_t left = wake_at > now ? wake_at - now : 0;
             struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
             sig = sigtimedwait(handled, &si, &ts);
+            if (sig < 0 && errno == EAGAIN && kill_pending) {
+                if (now_ms() >= kill_at) {
+                    msg("the command (pid %ld) did not end within %" PRId64 " ms of SIGTERM "
+                        "(--kill-after); sending SIGKILL",
+                        (long)child, a->kill_after_ms);
+                    kill(child, SIGKILL);
+                    kill_pending = 0;
+                }
+                continue;
+            }
             if (sig < 0 && errno == EAGAIN) {
                 *lost_reported = 1;
                 if (a->shape == RUN_REDLOCK)
@@ -210,6 +232,8 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
                         "running; sending SIGTERM to the command (pid %ld)",
                         a->lease_ms, a->label, (long)child);
                 kill(child, SIGTERM);
+                kill_pending = 1;
+                kill_at = now_ms() + (uint64_t)a->kill_after_ms;
                 continue;
             }
         } else {
@@ -225,7 +249,10 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
             /* a wake-up: the lost flag is checked at the top of the loop */
         } else {
             /* The terminal sends its signals to the whole foreground process
-             * group, CMD included (SI_KERNEL): forwarding would double them. */
+             * group, CMD included (SI_KERNEL): forwarding would double them.
+             * A forwarded signal is never followed by SIGKILL: the lock is
+             * still held, CMD may handle it as it likes (SIGHUP: reload), and
+             * whoever sent it can escalate. */
             if (si.si_code != SI_KERNEL) {
                 kill(child, sig);
                 if (verbose)
@@ -237,11 +264,25 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
 }
 
 /* Has the lock thread release the lock (it owns the hold) and says how that
- * went. 1 when the lock turned out to be lost, else lost_reported. */
-static int release(struct run_state *s, pthread_t th, int lost_reported)
+ * went. 1 when the lock turned out to be lost, else lost_reported. `code` is
+ * CMD's: if the release does not end by its deadline, the process exits with
+ * it (or 70) from there. */
+static int release(struct run_state *s, pthread_t th, int lost_reported, int code)
 {
     const struct run_args *a = s->a;
+    /* The release has no wait of the user's to bound it: a deadline of its
+     * own, one command timeout per member released in turn (a MultiLock) and
+     * one to spare. */
+    uint32_t call_ms = command_timeout_for(a->shape == RUN_REDLOCK ? REDLOCK_TIMEOUT_MS : REDIS_TIMEOUT_MS);
+    unsigned calls = a->shape == RUN_MULTI ? (unsigned)a->n + 1 : 2;
+    char what[1200];
+    snprintf(what, sizeof(what), "releasing %s", a->label);
+    int guarded = deadline_start(calls, call_ms, what,
+                                 "Redis did not answer in time; the lock expires on its own within its lease",
+                                 lost_reported ? EXIT_LOST : code) == 0;
     finish_lock_thread(s, th);
+    if (guarded)
+        deadline_stop();
     edgelock_status rst = s->release_st;
     if (rst == EDGELOCK_OK) {
         if (verbose)
@@ -325,7 +366,7 @@ int cmd_run(const struct options *o, const struct run_args *a)
     }
     int lost_reported = 0;
     int code = supervise(&s, child, &handled, &lost_reported);
-    lost_reported = release(&s, th, lost_reported);
+    lost_reported = release(&s, th, lost_reported, code);
     destroy_clients(&s);
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.cv);

@@ -13,6 +13,10 @@
 /* What `run` holds: one lock, a MultiLock on one server, a RedLock on several. */
 enum run_shape { RUN_ONE, RUN_MULTI, RUN_REDLOCK };
 
+/* --kill-after's default: CMD's grace between SIGTERM and SIGKILL once the
+ * lock is lost. */
+#define DEFAULT_KILL_AFTER_MS 5000
+
 /* A RedLock member server gets this long to connect and to answer each command:
  * a stopped server then costs about this much once, not a whole wait. */
 #define REDLOCK_TIMEOUT_MS 1000u
@@ -21,6 +25,7 @@ struct run_args {
     int64_t wait_ms;  /* EDGELOCK_WAIT_FOREVER or >= 0 */
     int64_t lease_ms; /* EDGELOCK_LEASE_WATCHDOG or > 0 (always > 0 for RUN_REDLOCK) */
     uint32_t watchdog_ms;
+    int64_t kill_after_ms; /* SIGKILL this long after the SIGTERM for a lost lock */
     const char *name;
     char **cmd;
     edgelock_lock_kind kind;

@@ -9,38 +9,41 @@
 #include <string.h>
 
 #include "common.h"
-
-static void json_string(FILE *f, const char *s, size_t n)
-{
-    fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20 || ch == 0x7f)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-/* Printable text for a person: control bytes escaped. */
-static void text_string(FILE *f, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch < 0x20 || ch == 0x7f)
-            fprintf(f, "\\x%02x", ch);
-        else
-            fputc(ch, f);
-    }
-}
+#include "deadline.h"
+#include "escape.h"
 
 /* Text for ms as "S.mmm s" (ms >= 0). */
 static void print_secs(FILE *f, int64_t ms)
 {
     fprintf(f, "%" PRId64 ".%03" PRId64 " s", ms / 1000, ms % 1000);
+}
+
+/* Whether a number of the snapshot can be shown as what it stands for. A
+ * writer other than Redisson may leave anything: the library gives
+ * EDGELOCK_INFO_INVALID for what is not a number, and values no lock holds
+ * (a count below 1, a negative token or TTL other than -1, a deadline before
+ * the epoch or further away than the longest wait) are judged here. Those
+ * print as "invalid", and no arithmetic is done on them. */
+static int count_valid(int64_t count)
+{
+    return count >= 1;
+}
+
+static int token_valid(int64_t token)
+{
+    return token >= 0;
+}
+
+static int ttl_valid(int64_t ttl_ms)
+{
+    return ttl_ms >= -1; /* -1: no expiry */
+}
+
+/* A queued waiter's deadline (not -1, its "none") against Redis's time `now`
+ * (>= 0): both non-negative, so their difference cannot overflow. */
+static int deadline_valid(int64_t deadline, int64_t now)
+{
+    return deadline >= 0 && (deadline <= now || deadline - now <= EDGELOCK_MAX_TIME_MS);
 }
 
 /* The bytes of an entry's owner field that the snapshot holds. */
@@ -54,6 +57,9 @@ static size_t owner_len(const edgelock_lock_entry *e)
 #define INFO_FIRST_CAP 32
 /* Reads left when holders or waiters keep arriving faster than the arrays grow. */
 #define INFO_READS 8
+/* The deadline of `status`: two reads (the first and one re-read) of a whole
+ * command timeout each; a further re-read only while it can end in time. */
+#define STATUS_CALLS 2u
 
 /* The snapshot of `lk` with every holder and waiter in it: read with small
  * arrays and, while Redis has more entries than they hold, again with arrays of
@@ -83,8 +89,12 @@ static int read_all(edgelock_client *c, edgelock_lock lk, const struct options *
             lock_label(label, sizeof(label), name);
             return report_failure(o->shown_url, "reading", label, st);
         }
-        if ((info->holder_count <= hcap && info->queue_count <= qcap) || read + 1 == INFO_READS)
-            return 0; /* complete, or as much as could be had (the counts say what is missing) */
+        /* Complete, or as much as could be had (the counts say what is
+         * missing): after INFO_READS reads, or when another read might not
+         * end before the deadline. */
+        if ((info->holder_count <= hcap && info->queue_count <= qcap) || read + 1 == INFO_READS ||
+            !deadline_room())
+            return 0;
         if (info->holder_count > hcap)
             hcap = info->holder_count + info->holder_count / 2;
         if (info->queue_count > qcap)
@@ -113,44 +123,53 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
 {
     int held = info->state == EDGELOCK_LOCK_HELD;
     printf("{\"name\":");
-    json_string(stdout, name, strlen(name));
+    put_json_string(stdout, name, strlen(name));
     printf(",\"state\":\"%s\",\"ttl_ms\":", held ? "held" : "free");
-    if (held && info->ttl_ms >= 0)
+    if (held && !ttl_valid(info->ttl_ms))
+        printf("\"invalid\"");
+    else if (held && info->ttl_ms >= 0)
         printf("%" PRId64, info->ttl_ms);
     else
         printf("null");
     printf(",\"mode\":");
     if (info->mode[0])
-        json_string(stdout, info->mode, strlen(info->mode));
+        put_json_string(stdout, info->mode, strlen(info->mode));
     else
         printf("null");
     printf(",\"holders\":[");
     for (size_t i = 0; i < nholders; i++) {
         const edgelock_lock_entry *e = &info->holders[i];
         printf("%s{\"owner\":", i ? "," : "");
-        json_string(stdout, e->owner, owner_len(e));
-        printf(",\"count\":%" PRId64 "}", e->value);
+        put_json_string(stdout, e->owner, owner_len(e));
+        if (count_valid(e->value))
+            printf(",\"count\":%" PRId64 "}", e->value);
+        else
+            printf(",\"count\":\"invalid\"}");
     }
     printf("],\"queue\":[");
     for (size_t i = 0; i < nq; i++) {
         if (i)
             putchar(',');
-        json_string(stdout, info->queue[i].owner, owner_len(&info->queue[i]));
+        put_json_string(stdout, info->queue[i].owner, owner_len(&info->queue[i]));
     }
     printf("],\"waiters\":[");
     for (size_t i = 0; i < nq; i++) {
         const edgelock_lock_entry *e = &info->queue[i];
         printf("%s{\"owner\":", i ? "," : "");
-        json_string(stdout, e->owner, owner_len(e));
-        if (e->value != -1)
+        put_json_string(stdout, e->owner, owner_len(e));
+        if (e->value == -1)
+            printf(",\"deadline_ms\":null,\"expires_in_ms\":null}");
+        else if (deadline_valid(e->value, info->redis_time_ms))
             printf(",\"deadline_ms\":%" PRId64 ",\"expires_in_ms\":%" PRId64 "}", e->value,
                    e->value - info->redis_time_ms);
         else
-            printf(",\"deadline_ms\":null,\"expires_in_ms\":null}");
+            printf(",\"deadline_ms\":\"invalid\",\"expires_in_ms\":\"invalid\"}");
     }
     printf("],\"token\":");
-    if (info->has_token)
+    if (info->has_token && token_valid(info->token))
         printf("%" PRId64, info->token);
+    else if (info->has_token)
+        printf("\"invalid\"");
     else
         printf("null");
     printf("}\n");
@@ -158,17 +177,19 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
 
 static void print_text(const char *name, const edgelock_lock_info *info, size_t nholders, size_t nq)
 {
-    text_string(stdout, name, strlen(name));
+    put_text(stdout, name, strlen(name));
     if (info->state != EDGELOCK_LOCK_HELD) {
         printf(": free\n");
     } else {
         printf(": held");
         if (info->mode[0]) {
             printf(" (mode ");
-            text_string(stdout, info->mode, strlen(info->mode));
+            put_text(stdout, info->mode, strlen(info->mode));
             printf(")");
         }
-        if (info->ttl_ms >= 0) {
+        if (!ttl_valid(info->ttl_ms)) {
+            printf(", expiry invalid (PTTL %" PRId64 ")\n", info->ttl_ms);
+        } else if (info->ttl_ms >= 0) {
             printf(", expires in ");
             print_secs(stdout, info->ttl_ms);
             putchar('\n');
@@ -178,11 +199,14 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
         printf("  %zu holder%s:\n", info->holder_count, info->holder_count == 1 ? "" : "s");
         for (size_t i = 0; i < nholders; i++) {
             printf("    ");
-            text_string(stdout, info->holders[i].owner, owner_len(&info->holders[i]));
-            printf("  count %" PRId64 "\n", info->holders[i].value);
+            put_text(stdout, info->holders[i].owner, owner_len(&info->holders[i]));
+            if (count_valid(info->holders[i].value))
+                printf("  count %" PRId64 "\n", info->holders[i].value);
+            else
+                printf("  count invalid (not a hold count)\n");
         }
         if (nholders < info->holder_count)
-            printf("    ... and %zu more (they kept arriving faster than they could be read)\n",
+            printf("    ... and %zu more (they kept arriving faster than they could be read in time)\n",
                    info->holder_count - nholders);
     }
     if (info->queue_count) {
@@ -191,9 +215,11 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
         for (size_t i = 0; i < nq; i++) {
             const edgelock_lock_entry *e = &info->queue[i];
             printf("    %zu. ", i + 1);
-            text_string(stdout, e->owner, owner_len(e));
+            put_text(stdout, e->owner, owner_len(e));
             if (e->value == -1) {
                 printf("  (no deadline)\n");
+            } else if (!deadline_valid(e->value, now)) {
+                printf("  deadline invalid (not a time)\n");
             } else if (e->value >= now) {
                 printf("  deadline in ");
                 print_secs(stdout, e->value - now);
@@ -205,11 +231,13 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
             }
         }
         if (nq < info->queue_count)
-            printf("    ... and %zu more (they kept arriving faster than they could be read)\n",
+            printf("    ... and %zu more (they kept arriving faster than they could be read in time)\n",
                    info->queue_count - nq);
     }
-    if (info->has_token)
+    if (info->has_token && token_valid(info->token))
         printf("  fencing token: %" PRId64 " (the last one issued)\n", info->token);
+    else if (info->has_token)
+        printf("  fencing token: invalid (the token key holds no token)\n");
 }
 
 int cmd_status(const struct options *o, const char *name, int json)
@@ -219,9 +247,19 @@ int cmd_status(const struct options *o, const char *name, int json)
      * last token, and Redis's own time to read the deadlines against. */
     edgelock_lock_info info;
     edgelock_lock_entry *holders, *queue;
-    int code = read_lock_info(o, name, &info, &holders, &queue);
+    char label[600], what[1200];
+    lock_label(label, sizeof(label), name);
+    snprintf(what, sizeof(what), "reading %s at %s", label, o->shown_url);
+    int code = deadline_start(STATUS_CALLS, command_timeout_for(REDIS_TIMEOUT_MS), what,
+                              "Redis did not answer in time", EXIT_UNAVAILABLE);
+    if (code)
+        return code;
+    code = read_lock_info(o, name, &info, &holders, &queue);
+    deadline_stop();
     if (!code && info.state == EDGELOCK_LOCK_WRONG_TYPE) {
-        msg("'%s' is a Redis %s, not a lock", name, info.redis_type);
+        char shown[600], type[64];
+        msg("'%s' is a Redis %s, not a lock", text_shown(shown, sizeof(shown), name),
+            text_shown(type, sizeof(type), info.redis_type));
         code = EXIT_REMOTE;
     }
     if (!code) {

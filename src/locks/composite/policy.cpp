@@ -77,8 +77,9 @@ RedlockVerdict redlock_judge(const edgelock_status *st, size_t n, int64_t lease,
     size_t ok = 0, unreachable = 0;
     for (size_t i = 0; i < n; i++) {
         ok += st[i] == EDGELOCK_OK;
-        unreachable +=
-            st[i] == EDGELOCK_ERR_CONNECTION || st[i] == EDGELOCK_ERR_TIMEOUT || st[i] == EDGELOCK_ERR_TLS;
+        // A server that refuses our setup (AUTH) cannot grant the lock either.
+        unreachable += st[i] == EDGELOCK_ERR_CONNECTION || st[i] == EDGELOCK_ERR_TIMEOUT ||
+                       st[i] == EDGELOCK_ERR_TLS || st[i] == EDGELOCK_ERR_AUTH;
     }
     RedlockVerdict v = {};
     v.validity_ms = lease - elapsed_ms - redlock_drift(lease);
