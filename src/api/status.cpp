@@ -1,7 +1,15 @@
+#include <stdint.h>
+#include <string.h>
+
 #include "edgelock/edgelock.h"
 
-extern "C" const char *edgelock_status_str(edgelock_status s)
+extern "C" const char *edgelock_status_str(edgelock_status status)
 {
+    // A C caller may pass any int: read it as one (loading a value outside
+    // the enum's range as the enum is undefined in C++).
+    int32_t s;
+    static_assert(sizeof(s) == sizeof(status), "edgelock_status is an int");
+    memcpy(&s, &status, sizeof(s));
     switch (s) {
     case EDGELOCK_OK: return "ok";
     case EDGELOCK_ERR_INVALID_ARG: return "invalid argument";

@@ -40,7 +40,7 @@ struct ConnConfig {
     // the next one after each drop), never to the master: ready after AUTH
     // and the owner's setup.
     bool to_sentinels;
-    bool pubsub; // replies come unasked (messages): no check for unrequested ones
+    bool pubsub; // replies come unasked (messages) once subscribed
 };
 
 struct Connection {

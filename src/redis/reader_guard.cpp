@@ -1,5 +1,6 @@
 #include "redis/reader_guard.hpp"
 
+#include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
 #include "port.h"
@@ -14,13 +15,22 @@ static redisReplyObjectFunctions g_hiredis;
 static redisReplyObjectFunctions g_guarded;
 static edgelock_port_once g_once = EDGELOCK_PORT_ONCE_INIT;
 
-// A reply (not an element of one) that no command waits for.
+// A subscribed context takes replies nobody asked for (messages); hiredis
+// routes them itself.
+static bool subscribed(const Connection *conn)
+{
+    auto *ac = static_cast<const redisAsyncContext *>(conn->link);
+    return conn->pubsub && ac && (ac->c.flags & REDIS_SUBSCRIBED);
+}
+
+// A reply (not an element of one) that no command waits for, where hiredis
+// would assert on it.
 static bool unrequested(const redisReadTask *task)
 {
     if (task->parent)
         return false;
     auto *conn = static_cast<Connection *>(task->privdata);
-    if (!conn || conn->pubsub || conn->replies_due > 0)
+    if (!conn || conn->replies_due > 0 || subscribed(conn))
         return false;
     edgelock_port_log(EDGELOCK_LOG_WARN,
                       "%s connection: Redis sent a reply no command asked for; dropping it", conn->role);

@@ -3,9 +3,10 @@
 // - no array is allocated for more than kMaxReplyElements elements (hiredis
 //   0.14 callocs whatever count a reply announces: "*2000000000" asks for 16
 //   GB), and
-// - a reply nobody asked for on a connection that is not subscribed (hiredis
-//   asserts on one: the process would die, maybe holding locks) is refused
-//   before hiredis sees it.
+// - a reply nobody asked for on a connection that is not subscribed (a
+//   subscriber before its first SUBSCRIBE included; hiredis asserts on one:
+//   the process would die, maybe holding locks) is refused before hiredis
+//   sees it.
 // Refusing an object makes the reader fail: hiredis drops the connection, the
 // commands on it complete with EDGELOCK_ERR_CONNECTION and it reconnects.
 #pragma once

@@ -4,7 +4,8 @@
  * plain C and that libedgelock.a needs neither libstdc++ nor exception support.
  *
  * Usage: consumer [redis://host:port]   (else $EDGELOCK_REDIS_URL, else the default)
- * Prints one line and exits 0 when lock, re-entry, unlock and the queries work.
+ * Prints one line and exits 0 when lock, re-entry, unlock and the queries work,
+ * and when values C may pass outside the enums' ranges are refused or named.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,19 @@ int main(int argc, char **argv)
     else if ((st = edgelock_lock_free(client, lock)) != EDGELOCK_OK)
         rc = fail("lock_free", st);
 
+    if (rc == 0) {
+        /* C converts any int to an enum: the library must refuse it, not
+         * load it as its C++ enum (undefined; UBSan watches in CI). */
+        static const int bad_kinds[] = {5, 99, -1};
+        edgelock_lock bad;
+        size_t i;
+        for (i = 0; i < sizeof(bad_kinds) / sizeof(bad_kinds[0]) && rc == 0; i++)
+            if ((st = edgelock_lock_new_kind(client, (edgelock_lock_kind)bad_kinds[i], name, strlen(name),
+                                             &bad)) != EDGELOCK_ERR_INVALID_ARG)
+                rc = fail("lock_new_kind with a kind out of range", st);
+        if (rc == 0 && strcmp(edgelock_status_str((edgelock_status)-1000), "unknown status") != 0)
+            rc = fail("status_str of a status out of range", EDGELOCK_OK);
+    }
     if (rc == 0)
         printf("c99 consumer: locked, re-entered (count %lld), unlocked (released %d): ok\n",
                (long long)count, released);

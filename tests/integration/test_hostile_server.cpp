@@ -33,17 +33,18 @@ namespace
 // What the server does with the first acquire (EVALSHA of the lock script);
 // everything else gets a plausible answer.
 enum class Act {
-    Normal,            // nil: acquired
-    ExtraReply,        // nil, then "+OK" nobody asked for
-    HugeArray,         // "*2000000000"
-    StatusReply,       // "+OK": a type the lock script never returns
-    StringReply,       // "$3 abc"
-    NegativeLength,    // "$-5"
-    DeepNesting,       // 40 nested arrays
-    Stall,             // no answer at all
-    CloseMidReply,     // "*2 :1" then close
-    MessageOnCommand,  // a pub/sub message on the command connection, before any command
-    HeldThenForeignMsg // ":300" (held elsewhere); the waiter's SUBSCRIBE gets a message of another channel
+    Normal,             // nil: acquired
+    ExtraReply,         // nil, then "+OK" nobody asked for
+    HugeArray,          // "*2000000000"
+    StatusReply,        // "+OK": a type the lock script never returns
+    StringReply,        // "$3 abc"
+    NegativeLength,     // "$-5"
+    DeepNesting,        // 40 nested arrays
+    Stall,              // no answer at all
+    CloseMidReply,      // "*2 :1" then close
+    MessageOnCommand,   // a pub/sub message on the command connection, before any command
+    HeldThenForeignMsg, // ":300" (held elsewhere); the waiter's SUBSCRIBE gets a message of another channel
+    ReplyToIdle // "+OK" on a connection that sent nothing yet (the subscriber's, before any SUBSCRIBE)
 };
 
 class HostileServer
@@ -77,6 +78,7 @@ public:
     }
     std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
     int acquires() const { return acquires_; }
+    bool idle_reply_sent() const { return idle_reply_sent_; }
 
 private:
     void accept_loop()
@@ -141,10 +143,19 @@ private:
         std::vector<std::string> args;
         bool greeted = false;
         char chunk[4096];
+        int quiet_polls = 0;
+        bool heard = false;
         while (!stop_) {
             struct pollfd p = {fd, POLLIN, 0};
-            if (poll(&p, 1, 50) <= 0)
+            if (poll(&p, 1, 50) <= 0) {
+                // Silent since it connected (the command connection sends its
+                // setup at once): the subscriber's, subscribed to nothing yet.
+                if (act_ == Act::ReplyToIdle && !heard && ++quiet_polls == 4 &&
+                    !idle_reply_sent_.exchange(true))
+                    put(fd, "+OK\r\n");
                 continue;
+            }
+            heard = true;
             ssize_t n = recv(fd, chunk, sizeof(chunk), 0);
             if (n <= 0)
                 break;
@@ -194,6 +205,7 @@ private:
             }
             switch (act_) {
             case Act::Normal:
+            case Act::ReplyToIdle:
             case Act::MessageOnCommand: put(fd, "$-1\r\n"); return true;
             case Act::ExtraReply: put(fd, "$-1\r\n+OK\r\n"); return true;
             case Act::HugeArray: put(fd, "*2000000000\r\n"); return true;
@@ -231,6 +243,7 @@ private:
     std::atomic<bool> stop_{false};
     std::atomic<int> acquires_{0};
     std::atomic<bool> message_sent_{false};
+    std::atomic<bool> idle_reply_sent_{false};
     std::thread acceptor_;
     std::mutex mu_;
     std::vector<std::thread> conns_;
@@ -338,6 +351,22 @@ TEST_CASE(a_message_for_another_channel_wakes_no_one_and_harms_nothing)
     CHECK(s.acquires() >= 2);
     CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
     CHECK(tables_idle(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+// The same on the subscriber connection before it subscribed to anything:
+// hiredis asserts there too. The connection goes, the client stays usable.
+TEST_CASE(a_reply_to_a_subscriber_that_asked_nothing_drops_the_connection_not_the_process)
+{
+    HostileServer s(Act::ReplyToIdle);
+    edgelock_client *c = make_client(s.url().c_str(), quick);
+    REQUIRE(c);
+    CHECK(wait_until(10000, [&] { return s.idle_reply_sent(); }));
+    sleep_ms(200); // read by the client by now, on a loaded machine or not
+    edgelock_lock lk = make_lock(c, "h:x");
+    CHECK_ST(edgelock_try_lock(c, lk, 5000, 10000), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
