@@ -141,7 +141,6 @@ private:
     {
         std::string buf;
         std::vector<std::string> args;
-        bool greeted = false;
         char chunk[4096];
         int quiet_polls = 0;
         bool heard = false;
@@ -162,7 +161,7 @@ private:
             buf.append(chunk, (size_t)n);
             bool closed = false;
             while (!closed && take_command(buf, args))
-                closed = !answer(fd, args, greeted);
+                closed = !answer(fd, args);
             if (closed)
                 break;
         }
@@ -170,19 +169,13 @@ private:
     }
 
     // False: close the connection.
-    bool answer(int fd, const std::vector<std::string> &a, bool &greeted)
+    bool answer(int fd, const std::vector<std::string> &a)
     {
         if (a.empty())
             return true;
         const std::string &cmd = a[0];
         if (cmd == "SCRIPT") {
             put(fd, "$40\r\n" + std::string(40, '0') + "\r\n");
-            // After the setup of the first command connection: a message no
-            // one subscribed to, on a connection that subscribed to nothing.
-            if (act_ == Act::MessageOnCommand && !greeted && !message_sent_.exchange(true)) {
-                greeted = true;
-                put(fd, "*3\r\n$7\r\nmessage\r\n$3\r\nfoo\r\n$1\r\n0\r\n");
-            }
             return true;
         }
         if (cmd == "SUBSCRIBE" && a.size() > 1) {
@@ -205,8 +198,10 @@ private:
             }
             switch (act_) {
             case Act::Normal:
-            case Act::ReplyToIdle:
-            case Act::MessageOnCommand: put(fd, "$-1\r\n"); return true;
+            case Act::ReplyToIdle: put(fd, "$-1\r\n"); return true;
+            case Act::MessageOnCommand:
+                put(fd, "$-1\r\n*3\r\n$7\r\nmessage\r\n$3\r\nfoo\r\n$1\r\n0\r\n");
+                return true;
             case Act::ExtraReply: put(fd, "$-1\r\n+OK\r\n"); return true;
             case Act::HugeArray: put(fd, "*2000000000\r\n"); return true;
             case Act::StatusReply: put(fd, "+OK\r\n"); return true;
@@ -242,7 +237,6 @@ private:
     uint16_t port_ = 0;
     std::atomic<bool> stop_{false};
     std::atomic<int> acquires_{0};
-    std::atomic<bool> message_sent_{false};
     std::atomic<bool> idle_reply_sent_{false};
     std::thread acceptor_;
     std::mutex mu_;
@@ -333,10 +327,13 @@ TEST_CASE(a_server_that_never_answers_is_a_timeout)
 }
 
 // A pub/sub message on the command connection is a reply nobody asked for:
-// that connection is replaced, and the lock is had on the next one.
+// that connection is replaced; the lock taken stays, the unlock goes out on
+// the next connection. (A reply injected while others are due cannot be told
+// from theirs: RESP has no request ids. It shifts the replies, and the shapes
+// the lock calls check turn that into PROTOCOL errors, not wrong answers.)
 TEST_CASE(a_message_on_the_command_connection_is_dropped_with_it)
 {
-    CHECK_ST(first_acquire(Act::MessageOnCommand, 10000), EDGELOCK_OK);
+    CHECK_ST(first_acquire(Act::MessageOnCommand), EDGELOCK_OK);
 }
 
 // The waiter's subscription hears a message for a channel it never asked
