@@ -8,10 +8,10 @@ then serves every connection in a thread of its own. MODE:
 
   trickle-accept      from the accept on, 1 byte every 200 ms of a status line
                       that never ends, whatever the client sends
-  trickle-reply       SCRIPT LOAD answered at once (so the connection setup
-                      succeeds); every other command answered 1 byte every
+  trickle-reply       SCRIPT LOAD and INFO answered at once (so the connection
+                      setup succeeds); every other command answered 1 byte every
                       200 ms with a reply that never ends
-  grow DELAY_MS       SCRIPT LOAD answered at once; every other command (the
+  grow DELAY_MS       SCRIPT LOAD and INFO answered at once; every other command (the
                       lock_info script of `edgelock status`) answered after
                       DELAY_MS with a lock hash of twice as many holders as the
                       last answer had, so the reader always finds more than it
@@ -68,6 +68,8 @@ def serve_commands(conn, answer):
             return
         if args and args[0].upper() == b"SCRIPT":
             conn.sendall(bulk(SHA))
+        elif args and args[0].upper() == b"INFO":  # the connection setup asks which server
+            conn.sendall(bulk(b"# Server\r\nrun_id:" + SHA + b"\r\n"))
         else:
             answer(conn, args)
 
