@@ -123,6 +123,7 @@ static void free_memory(Client *c)
     sentinel_watch_fini(&c->sentinel_watch);
     free_table(c->locks);
     free_table(c->holds);
+    edgelock_port_free(c->hold_buckets);
     free_table(c->waiters);
     free_table(c->pubsub.subs);
     free_table(c->queue.cmds);
@@ -200,6 +201,9 @@ static bool build(Client *c, const LinkOps *link)
 
     auto *lock_slots = alloc_slots<LockEntry>(c, cfg.max_locks);
     auto *hold_slots = alloc_slots<Hold>(c, cfg.max_holds);
+    c->hold_buckets = static_cast<uint32_t *>(client_alloc(c, (uint64_t)cfg.max_holds * sizeof(uint32_t)));
+    for (uint32_t i = 0; c->hold_buckets && i < cfg.max_holds; i++)
+        c->hold_buckets[i] = kNoIndex;
     auto *waiter_slots = alloc_slots<Waiter>(c, cfg.max_waiters);
     auto *sub_slots = alloc_slots<Subscription>(c, cfg.max_subscriptions);
     auto *cmd_slots = alloc_slots<Command>(c, cfg.max_commands);
@@ -221,8 +225,8 @@ static bool build(Client *c, const LinkOps *link)
         c->queue.cmds.init(cmd_slots, cfg.max_commands);
     c->pubsub.names = chan_names;
     c->queue.buf = buf;
-    if (!lock_slots || !hold_slots || !waiter_slots || !sub_slots || !cmd_slots || !c->lock_names ||
-        !chan_names || !buf || !c->waiter_timers)
+    if (!lock_slots || !hold_slots || !c->hold_buckets || !waiter_slots || !sub_slots || !cmd_slots ||
+        !c->lock_names || !chan_names || !buf || !c->waiter_timers)
         return false;
 
     // Replies go straight to their consumer: commands to the queue, channel

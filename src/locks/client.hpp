@@ -44,6 +44,7 @@ struct Client {
     FixedTable<LockEntry> locks;
     char *lock_names; // max_locks * max_name_len
     FixedTable<Hold> holds;
+    uint32_t *hold_buckets; // max_holds chain heads of the hold index (holds.hpp)
     FixedTable<Waiter> waiters;
     WaiterTimer *waiter_timers;
     uint64_t waiter_seq;

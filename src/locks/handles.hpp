@@ -16,7 +16,8 @@ constexpr uint32_t kMaxNameLenLimit = 4096;
 
 struct LockEntry {
     uint32_t name_len;
-    uint32_t refs; // waiters and commands that name this lock
+    uint32_t refs;  // waiters and commands that name this lock
+    uint32_t holds; // hold slots of this lock (held, in flight, or loss markers)
     edgelock_lock_kind kind;
 };
 

@@ -9,17 +9,43 @@
 namespace edgelock
 {
 
+static uint32_t *bucket_of(Client *c, uint64_t lock_id, uint64_t owner)
+{
+    // Owners are thread ids or task numbers and lock ids are slot|generation:
+    // mix them so that neighbours spread over the chains.
+    uint64_t x = lock_id * 0x9e3779b97f4a7c15ull ^ owner;
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 29;
+    return &c->hold_buckets[(uint32_t)(x % c->holds.capacity())];
+}
+
 Hold *hold_find(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
 {
-    for (uint32_t i = 0; i < c->holds.capacity(); i++) {
+    if (c->holds.capacity() == 0)
+        return nullptr;
+    for (uint32_t i = *bucket_of(c, lock_id, owner); i != kNoIndex;) {
         Hold *h = c->holds.get(i);
-        if (h && h->lock_id == lock_id && h->owner == owner) {
+        if (h->lock_id == lock_id && h->owner == owner) {
             if (index)
                 *index = i;
             return h;
         }
+        i = h->next_in_bucket;
     }
     return nullptr;
+}
+
+void hold_free(Client *c, uint32_t index)
+{
+    Hold *h = c->holds.get(index);
+    uint32_t *link = bucket_of(c, h->lock_id, h->owner);
+    while (*link != index)
+        link = &c->holds.get(*link)->next_in_bucket;
+    *link = h->next_in_bucket;
+    if (LockEntry *le = lock_get(c, h->lock_id))
+        le->holds--;
+    c->holds.release(index);
 }
 
 Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
@@ -40,6 +66,10 @@ Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
     h->lock_id = lock_id;
     h->owner = owner;
     h->pending = 1;
+    uint32_t *bucket = bucket_of(c, lock_id, owner);
+    h->next_in_bucket = *bucket;
+    *bucket = *index;
+    lock_get(c, lock_id)->holds++;
     return h;
 }
 
@@ -47,7 +77,7 @@ void hold_release_if_idle(Client *c, uint32_t index)
 {
     Hold *h = c->holds.get(index);
     if (h && h->pending == 0 && h->count == 0 && !h->lost && !h->renewing)
-        c->holds.release(index);
+        hold_free(c, index);
 }
 
 void hold_unpin(Client *c, uint32_t index)

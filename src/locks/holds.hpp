@@ -29,10 +29,14 @@ struct Hold {
     uint64_t server_instance; // the Redis process of the latest acquire (Connection::server_instance)
     bool unlock_uncertain;
     uint8_t unlock_request_id[16];
+    uint32_t next_in_bucket; // the index's chain (Client::hold_buckets)
 };
 
+// Holds are found by (lock, owner) through a fixed index of max_holds chains,
+// so that lookups cost the same with 10 or 10,000 locks held.
 Hold *hold_find(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index);
 Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index);
+void hold_free(Client *c, uint32_t index);            // out of the index and the table
 void hold_unpin(Client *c, uint32_t index);           // pending--, free when idle
 void hold_release_if_idle(Client *c, uint32_t index); // free when nothing refers to it
 bool hold_active(const Hold *h, uint64_t now);

@@ -59,7 +59,7 @@ static uint64_t per_lock(uint32_t name_len)
 }
 static uint64_t per_hold()
 {
-    return sizeof(FixedTable<Hold>::Slot);
+    return sizeof(FixedTable<Hold>::Slot) + sizeof(uint32_t); // and its chain head in the index
 }
 static uint64_t per_waiter()
 {
