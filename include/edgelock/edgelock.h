@@ -104,9 +104,10 @@ typedef enum edgelock_status {
                                           rediss:// on a build without TLS */
     EDGELOCK_ERR_NOT_REPLICATED = -16, /* fewer than wait_replicas replicas acknowledged the write in time
                                           (see edgelock_config.wait_replicas: what the caller may assume) */
-    EDGELOCK_ERR_AUTH = -17 /* Redis refused the connection setup: wrong password, unknown ACL user,
-                               database out of range, or ACL forbids a command. Reported instead of
-                               CONNECTION while the last connection attempt was refused so. */
+    EDGELOCK_ERR_AUTH = -17,     /* Redis refused the connection setup: wrong password, unknown ACL user,
+                                   database out of range, or ACL forbids a command. Reported instead of
+                                   CONNECTION while the last connection attempt was refused so. */
+    EDGELOCK_ERR_CANCELLED = -18 /* edgelock_cancel() ended the lock call; nothing is held by it */
 } edgelock_status;
 
 /** Static text for a status, never NULL (unknown values give "unknown status"). */
@@ -415,6 +416,25 @@ edgelock_status edgelock_remaining_ttl(edgelock_client *client, edgelock_lock lo
 
 /** The owner id blocking calls use for the calling thread (its kernel thread id). */
 uint64_t edgelock_current_owner(void);
+
+/**
+ * End every lock call of `owner` on this client that has not finished: each
+ * completes with EDGELOCK_ERR_CANCELLED (a blocking call returns it, an async
+ * call's callback gets it) and holds nothing. A call whose attempt is on the
+ * wire ends when its reply comes (about one round trip): if that attempt got
+ * the lock, it is given back first. Waits for an unlock message or for a
+ * holder's TTL end at once. A fair waiter leaves the queue.
+ * For blocking calls `owner` is the waiting thread's edgelock_current_owner(),
+ * which that thread must hand to the one that cancels (a signal handler must
+ * not call this: post to a thread that does). A call that reaches the client
+ * after the cancel is not affected: to stop a thread for good, cancel until it
+ * returns. Composite calls (MultiLock, RedLock) end with CANCELLED, releasing
+ * what they had taken, when a member's call is cancelled on its client.
+ * Returns OK (also when nothing was waiting), INVALID_ARG, WRONG_THREAD.
+ * A local call: in event-loop mode on the loop thread; on a client that owns
+ * its loop from any thread (inside an edgelock callback too).
+ */
+edgelock_status edgelock_cancel(edgelock_client *client, uint64_t owner);
 
 /**
  * Whether `owner` may still act on `lock`, by this client's own clock: no

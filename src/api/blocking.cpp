@@ -64,6 +64,10 @@ void run_local(Client *c, BlockingRequest *r)
     case ReqOp::Stats: r->status = stats(c, r->stats_out); break;
     case ReqOp::Valid: r->status = hold_validity(c, r->lock.id, r->owner, r->remaining_out); break;
     case ReqOp::Server: r->status = hold_server(c, r->lock.id, r->owner, r->server_out); break;
+    case ReqOp::Cancel:
+        acquire_cancel(c, r->owner);
+        r->status = EDGELOCK_OK;
+        break;
     default: EDGELOCK_ASSERT(false);
     }
 }
@@ -77,6 +81,7 @@ static void run(Client *c, BlockingRequest *r)
     case ReqOp::Stats:
     case ReqOp::Valid:
     case ReqOp::Server:
+    case ReqOp::Cancel:
         run_local(c, r);
         complete(c, r, r->status, 0);
         return;

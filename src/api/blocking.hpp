@@ -21,7 +21,8 @@ enum class ReqOp : uint8_t {
     Extend,
     Info,
     Valid,
-    Server
+    Server,
+    Cancel
 };
 
 struct BlockingRequest;

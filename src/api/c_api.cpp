@@ -207,6 +207,16 @@ edgelock_status edgelock_token_server(edgelock_client *client, edgelock_lock loc
     return local_call(as_client(client), &r);
 }
 
+edgelock_status edgelock_cancel(edgelock_client *client, uint64_t owner)
+{
+    if (!client)
+        return EDGELOCK_ERR_INVALID_ARG;
+    BlockingRequest r = {};
+    r.op = ReqOp::Cancel;
+    r.owner = owner;
+    return local_call(as_client(client), &r);
+}
+
 // ---- asynchronous ----
 
 static edgelock_status async_entry(edgelock_client *client)

@@ -201,6 +201,10 @@ static edgelock_status join_channel(Client *c, Waiter *w)
 static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
 {
     Waiter *w = c->waiters.get(index);
+    if (w->cancelled) {
+        finish(c, index, EDGELOCK_ERR_CANCELLED);
+        return;
+    }
     uint64_t now = loop_now(&c->loop);
     if (w->wake_pending) {
         attempt(c, index);
@@ -242,6 +246,12 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
 static void acquired(Client *c, uint32_t index, int64_t value, uint64_t sent_ms)
 {
     Waiter *w = c->waiters.get(index);
+    if (w->cancelled) {
+        // Too late to stop this attempt: give back what it took (one count).
+        cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
+        finish(c, index, EDGELOCK_ERR_CANCELLED);
+        return;
+    }
     // The reply came on the command connection as it is now: its server
     // granted the hold (and issued the token).
     c->holds.get(w->hold_index)->server_instance = c->cmd_conn.server_instance;
@@ -263,6 +273,8 @@ static void wait_done(Client *c, const LockCall *call, uint64_t, uint64_t, redis
     uint32_t index = id_index(call->ref);
     w->replicating = false;
     edgelock_status verdict = replicas_verdict(c, reply, st);
+    if (verdict == EDGELOCK_OK && w->cancelled)
+        verdict = EDGELOCK_ERR_CANCELLED; // given back below, like an unreplicated one
     if (verdict == EDGELOCK_OK) {
         finish(c, index, EDGELOCK_OK, w->acquired_value, w->acquired_sent_ms);
         return;
@@ -317,6 +329,10 @@ static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
     Hold *h = c->holds.get(w->hold_index);
     if (h->count == 0 && sent_ms != 0)
         cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
+    if (w->cancelled) {
+        finish(c, index, EDGELOCK_ERR_CANCELLED);
+        return;
+    }
     w->last_error = st;
     uint64_t left = remaining(w, loop_now(&c->loop));
     if (left == 0 || w->give_up_on_connection_error) {
@@ -422,6 +438,19 @@ void acquire_abandon_fair_all(Client *c)
         Waiter *w = c->waiters.get(i);
         if (w && w->attempted && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
             abandon_fair_queue(c, w);
+    }
+}
+
+void acquire_cancel(Client *c, uint64_t owner)
+{
+    for (uint32_t i = 0; i < c->waiters.capacity() && !c->closing; i++) {
+        Waiter *w = c->waiters.get(i);
+        if (!w || w->owner != owner)
+            continue;
+        if (w->state == WaiterState::Attempting || w->replicating)
+            w->cancelled = true; // its reply decides what to give back
+        else
+            finish(c, i, EDGELOCK_ERR_CANCELLED);
     }
 }
 

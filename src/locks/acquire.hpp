@@ -34,6 +34,7 @@ struct Waiter {
     bool attempted;
     bool give_up_on_connection_error; // end at the first sign Redis is unreachable
     bool timer_is_deadline;           // the armed timer ends the wait (it may fire a hair early)
+    bool cancelled;                   // edgelock_cancel(): ends when its attempt's reply comes
     edgelock_status last_error;       // a connection problem seen while waiting
     // wait_replicas: acquired, the WAIT behind it still to answer.
     bool replicating;
@@ -56,6 +57,9 @@ edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int
                               bool give_up_on_connection_error = false);
 void acquire_retry_all(Client *c); // the command connection came back
 void acquire_fail_all(Client *c, edgelock_status st);
+// edgelock_cancel(): every lock call of owner ends with CANCELLED, holding
+// nothing (one whose attempt is on the wire when its reply comes).
+void acquire_cancel(Client *c, uint64_t owner);
 void acquire_abandon_fair_all(Client *c); // at shutdown: fair waiters leave their queues
 
 // Hooks, with the Client as ctx.

@@ -208,3 +208,49 @@ TEST_CASE(a_holder_frozen_past_its_lease_is_told_by_lock_valid_before_the_watchd
     CHECK_EQ(left, 0);
     CHECK_EQ(h.lost.calls, 0); // the watchdog has not even run yet
 }
+
+// edgelock_cancel() while the waiter waits for an unlock message: it ends at
+// once, holding nothing, its subscription left.
+TEST_CASE(a_cancelled_wait_ends_at_once_and_leaves_nothing)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result r;
+    acquire_start(h.c, a, 7, 60000, EDGELOCK_LEASE_WATCHDOG, record, &r);
+    h.reply(":20000\r\n"); // held elsewhere for 20 s: subscribe, then wait
+    REQUIRE(h.sub().log.size() == 1);
+    h.link.reply(&h.c->sub_conn, subscribed("redisson_lock__channel:{a}"));
+    h.reply(":20000\r\n"); // the attempt right after subscribing
+    CHECK_EQ(r.calls, 0);
+    acquire_cancel(h.c, 8); // another owner: nothing happens
+    CHECK_EQ(r.calls, 0);
+    acquire_cancel(h.c, 7);
+    CHECK_EQ(r.calls, 1);
+    CHECK_ST(r.st, EDGELOCK_ERR_CANCELLED);
+    CHECK_EQ(h.c->waiters.used(), 0);
+    CHECK_EQ(h.c->holds.used(), 0);
+    CHECK(resp_args(h.sub().log.back())[0] == "UNSUBSCRIBE");
+}
+
+// Cancelled while its attempt is on the wire, which then takes the lock: the
+// caller hears CANCELLED only after that, and the lock is given back.
+TEST_CASE(a_cancel_during_an_attempt_that_succeeds_gives_the_lock_back)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result r;
+    acquire_start(h.c, a, 7, 60000, EDGELOCK_LEASE_WATCHDOG, record, &r);
+    acquire_cancel(h.c, 7);
+    CHECK_EQ(r.calls, 0); // the attempt decides
+    h.reply(kNil);        // it got the lock
+    CHECK_EQ(r.calls, 1);
+    CHECK_ST(r.st, EDGELOCK_ERR_CANCELLED);
+    REQUIRE(is_release(h.last_cmd()));
+    h.reply(":1\r\n");
+    h.reply("+OK\r\n"); // latch delete
+    CHECK_EQ(h.c->waiters.used(), 0);
+    CHECK_EQ(h.c->holds.used(), 0);
+    CHECK_EQ(h.c->queue.cmds.used(), 0);
+}
