@@ -56,6 +56,27 @@ wait "$holder"
 check "holder finished with 0" [ $? -eq 0 ]
 check "lock free after the holder" lock_free sig-wait
 
+# A fair waiter given up by a signal leaves the queue at once (the wait is
+# cancelled, not abandoned): the next waiter need not wait out its window.
+rm -f "$TMP/started" "$TMP/release"
+"$EDGELOCK" run --fair --watchdog 3000 sig-fair -- sh -c 'echo x >"$1/started"; while [ ! -e "$1/release" ]; do sleep 0.02; done' sh "$TMP" &
+holder=$!
+wait_for "fair holder started" "$HANG_MS" test -e "$TMP/started"
+"$EDGELOCK" run --fair sig-fair -- touch "$TMP/fair-waiter-ran" &
+waiter=$!
+fair_queued() { [ "$(rcli llen 'redisson_lock_queue:{sig-fair}')" = 1 ]; }
+wait_for "the fair waiter is queued" "$HANG_MS" fair_queued
+kill -INT "$waiter"
+wait "$waiter"
+rc=$?
+check "SIGINT while waiting on a fair lock exits 130 (got $rc)" [ "$rc" -eq 130 ]
+check "... without running CMD" [ ! -e "$TMP/fair-waiter-ran" ]
+check "... and its queue entry is gone" [ "$(rcli llen 'redisson_lock_queue:{sig-fair}')" = 0 ]
+check "... and the holder still holds the lock" lock_held sig-fair
+touch "$TMP/release"
+wait "$holder"
+check "fair holder finished with 0" [ $? -eq 0 ]
+
 # SIGKILL of edgelock: CMD gets SIGTERM (parent-death signal), the lock stays
 # until its watchdog lease (10 s: longer than the checks take) runs out, then a
 # waiter gets it.

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "lock_thread.h"
 
@@ -84,9 +85,16 @@ void *lock_thread(void *arg)
     const struct run_args *a = s->a;
     int held = 0;
     int64_t token = 0, validity = 0;
+    pthread_mutex_lock(&s->mu);
+    s->owner = edgelock_current_owner();
+    pthread_mutex_unlock(&s->mu);
     edgelock_status check = check_members(s, &held);
     edgelock_status st = check;
-    if (check == EDGELOCK_OK) {
+    pthread_mutex_lock(&s->mu);
+    if (s->cancelled && check == EDGELOCK_OK)
+        st = EDGELOCK_ERR_CANCELLED;
+    pthread_mutex_unlock(&s->mu);
+    if (st == EDGELOCK_OK) {
         if (held && verbose) {
             char what[64] = "";
             if (a->shape == RUN_MULTI)
@@ -144,6 +152,27 @@ void finish_lock_thread(struct run_state *s, pthread_t th)
     pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
     pthread_join(th, NULL);
+}
+
+int cancel_lock_thread(struct run_state *s, int ms)
+{
+    pthread_mutex_lock(&s->mu);
+    s->cancelled = 1;
+    uint64_t owner = s->owner;
+    pthread_mutex_unlock(&s->mu);
+    for (int waited = 0;; waited += 20) {
+        pthread_mutex_lock(&s->mu);
+        int done = s->acquire_done;
+        pthread_mutex_unlock(&s->mu);
+        if (done)
+            return 1;
+        if (waited >= ms)
+            return 0;
+        for (size_t i = 0; i < s->nclients; i++)
+            edgelock_cancel(s->clients[i], owner);
+        struct timespec pause = {0, 20 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
 }
 
 void destroy_clients(struct run_state *s)

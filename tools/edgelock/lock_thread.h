@@ -35,8 +35,10 @@ struct run_state {
     int64_t validity_ms;  /* --redlock */
     uint64_t acquired_at; /* now_ms() when the acquire call returned */
     edgelock_status release_st;
+    uint64_t owner; /* the lock thread's edgelock_current_owner(), for edgelock_cancel() */
     /* main -> lock thread, under mu */
     int release_requested;
+    int cancelled; /* a signal came while waiting: do not start an acquire */
 
     atomic_int lost; /* set by the lock-lost callback: 1 + the index of the member lost */
 };
@@ -54,5 +56,11 @@ void *lock_thread(void *arg);
 
 /* Ends the lock thread: asks it to release (when it holds the lock) and joins it. */
 void finish_lock_thread(struct run_state *s, pthread_t th);
+
+/* A signal while waiting: cancels the lock thread's lock calls on every
+ * client (again and again: a composite call may be between members) until it
+ * reports, at most ms. 1 when it reported (then acquire_st says how it ended:
+ * CANCELLED, or OK when the lock came first), 0 when it did not in time. */
+int cancel_lock_thread(struct run_state *s, int ms);
 
 #endif

@@ -75,13 +75,26 @@ static int wait_for_acquire(struct run_state *s, pthread_t th, const sigset_t *h
                 msg("%s received; %s released without running the command", signame(sig), a->label);
                 return 128 + sig;
             }
-            /* The API cannot cancel a blocking lock call, and a client must not
-             * be destroyed under a thread that may still enter it: leave at once.
-             * Nothing is held (an acquire whose reply is still on its way would
-             * expire with its lease; a fair lock's queue entry lapses after its
-             * window). */
+            /* Cancel the wait: the lock call ends at once (or when the reply
+             * of an attempt on the wire comes, giving back a lock it took), a
+             * fair waiter leaves the queue, and the clients go cleanly. Only
+             * if Redis does not answer that attempt in time, leave at once:
+             * a client must not be destroyed under a thread inside it. */
+            if (!cancel_lock_thread(
+                    s, (int)(a->shape == RUN_REDLOCK ? REDLOCK_TIMEOUT_MS : REDIS_TIMEOUT_MS) + 1000)) {
+                msg("%s received while waiting for %s; gave up", signame(sig), a->label);
+                _exit(128 + sig);
+            }
+            if (s->acquire_st == EDGELOCK_OK) {
+                finish_lock_thread(s, th); /* it came first: give it back */
+                destroy_clients(s);
+                msg("%s received; %s released without running the command", signame(sig), a->label);
+                return 128 + sig;
+            }
+            pthread_join(th, NULL);
+            destroy_clients(s);
             msg("%s received while waiting for %s; gave up", signame(sig), a->label);
-            _exit(128 + sig);
+            return 128 + sig;
         }
         pthread_mutex_unlock(&s->mu);
         if (done)
