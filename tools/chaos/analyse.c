@@ -39,6 +39,18 @@ static int window_of(const struct run_record *run, int64_t t)
     return w;
 }
 
+/* Whether t falls between a data loss and a lease after it. */
+static int after_data_loss(const struct run_record *run, int64_t t)
+{
+    for (int i = 0; i < run->nwindows; i++) {
+        const struct window *w = &run->windows[i];
+        if (plan_data_loss(w) && w->applied && t >= w->start_us &&
+            t <= w->fault_end_us + run->lease_ms * 1000)
+            return 1;
+    }
+    return 0;
+}
+
 static int line_build(const struct run_record *run, int lock, struct acq_line *l)
 {
     memset(l, 0, sizeof(*l));
@@ -92,7 +104,6 @@ static int newer_known(const struct acq_line *l, int64_t t, int64_t e, int64_t k
 static void count_event(const struct run_record *run, const struct acq_line *lines, const struct event *e,
                         struct window_stats *s)
 {
-    const struct window *w = &run->windows[window_of(run, e->t)];
     switch (e->type) {
     case EV_ACQUIRE:
         s->acquisitions++;
@@ -111,7 +122,7 @@ static void count_event(const struct run_record *run, const struct acq_line *lin
         if (newer_known(&lines[e->lock], e->t, e->epoch, e->token))
             s->stale_accepted++;
         if (e->c && e->b > 0) {
-            if (plan_data_loss(w))
+            if (after_data_loss(run, e->t))
                 s->overlaps_data_loss++;
             else
                 s->overlaps++;

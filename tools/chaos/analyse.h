@@ -15,8 +15,10 @@
  *   duplicate: two acquisitions with one (epoch, token).
  *
  * Overlap: a hold's first write found another holder inside (store.h), by
- * deadlines each holder's edgelock_lock_valid() gave. In a data-loss window
- * this is the inherent cost of one Redis without replicas; counted apart.
+ * deadlines each holder's edgelock_lock_valid() gave. From a data loss until
+ * a lease after it (when every hold taken before it has lapsed by its
+ * holder's own clock) this is the inherent cost of one Redis without
+ * replicas; counted apart, in the window it happens in.
  *
  * Leaked hold: an unlock the library answered OK and "released", after which
  * the worker's owner field was still in the lock's hash. Workers never
@@ -55,6 +57,7 @@ struct run_record {
     const struct event *ev; /* sorted by time */
     size_t nev;
     const struct pool *pool;
+    int64_t lease_ms;
 };
 
 /* Fills stats[0..nwindows) and *total. 0, or -1 (out of memory). */

@@ -76,6 +76,10 @@ int fault_apply(struct injector *inj, struct window *w)
         snprintf(w->note, sizeof(w->note), "run_id %.8s.. -> %.8s..", old, inj->lock_server->run_id);
         break;
     }
+    case FAULT_FAILOVER:
+        if (failover_apply(inj, w) != 0)
+            return -1;
+        break;
     case FAULT_KILL_NORMAL: client_kill(inj, w, "normal"); break;
     case FAULT_KILL_PUBSUB: client_kill(inj, w, "pubsub"); break;
     case FAULT_PAUSE_WRITE:
@@ -86,6 +90,7 @@ int fault_apply(struct injector *inj, struct window *w)
             break;
         }
         nap_ms((long)w->param_ms);
+        snprintf(w->note, sizeof(w->note), "writes paused");
         break;
     case FAULT_HOLDER_FREEZE:
     case FAULT_HOLDER_KILL: {

@@ -25,11 +25,16 @@ struct injector {
     const char *const *lock_names;
     struct pool *pool;
     struct worker_shared *shared;
+    struct server *replica;          /* NULL without --replica */
+    struct resp_conn *replica_admin; /* to it */
 };
 
 /* Applies w's fault now. 0; or -1 when the run cannot go on (the lock Redis
  * could not be restarted), with a message. A holder fault that finds no holder
  * within a few seconds leaves w->applied 0 and returns 0. */
 int fault_apply(struct injector *inj, struct window *w);
+
+/* The failover fault (failover.c); fault_apply's contract. */
+int failover_apply(struct injector *inj, struct window *w);
 
 #endif

@@ -9,6 +9,7 @@
  *
  * Files: options.c (command line), plan.c (fault windows), server.c
  * (redis-server processes), pool.c (worker processes), faults.c (injector),
+ * failover.c (its failover fault),
  * resp.c (the checker's own Redis client), store.c (the fenced store's
  * scripts), epoch.c (the token epoch), events.c (event files), keys.c (keys
  * left), clock.c.
@@ -63,11 +64,32 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     return remove(path);
 }
 
+/* Waits until a replica has loaded its master's data (master_link_status). */
+static int wait_synced(struct server *replica)
+{
+    static struct resp_conn c; /* 100 kB: not on the stack */
+    resp_init(&c, replica->port, 1000);
+    int rc = -1;
+    for (int i = 0; i < 500 && rc != 0; i++) {
+        struct resp_reply r;
+        char link[16];
+        if (resp_callv(&c, &r, "INFO", "replication", NULL) == 0 &&
+            resp_info_field(&r, "master_link_status", link, sizeof(link)) == 0 && strcmp(link, "up") == 0)
+            rc = 0;
+        else
+            nap_ms(10);
+    }
+    resp_close(&c);
+    if (rc != 0)
+        fprintf(stderr, "edgelock_chaos: the replica did not sync with the lock Redis\n");
+    return rc;
+}
+
 struct run {
     struct options opt;
     char dir[256];
-    struct server lock_server, store_server;
-    struct resp_conn *lock_admin, *store_admin;
+    struct server lock_server, store_server, replica;
+    struct resp_conn *lock_admin, *store_admin, *replica_admin;
     struct worker_config wcfg;
     struct worker_shared *shared;
     struct pool pool;
@@ -88,11 +110,18 @@ static int setup(struct run *r)
     snprintf(sub, sizeof(sub), "%s/lock", r->dir);
     if (server_start(&r->lock_server, sub, 0) != 0)
         return -1;
+    if (r->opt.replica) {
+        snprintf(sub, sizeof(sub), "%s/replica", r->dir);
+        r->replica.replica_of = r->lock_server.port;
+        if (server_start(&r->replica, sub, 0) != 0 || wait_synced(&r->replica) != 0)
+            return -1;
+    }
     r->lock_admin = malloc(sizeof(*r->lock_admin));
     r->store_admin = malloc(sizeof(*r->store_admin));
+    r->replica_admin = malloc(sizeof(*r->replica_admin));
     /* Shared with every worker, forked later (worker.h). */
     r->shared = mmap(NULL, sizeof(*r->shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (!r->lock_admin || !r->store_admin || r->shared == MAP_FAILED) {
+    if (!r->lock_admin || !r->store_admin || !r->replica_admin || r->shared == MAP_FAILED) {
         fprintf(stderr, "edgelock_chaos: out of memory\n");
         return -1;
     }
@@ -103,6 +132,7 @@ static int setup(struct run *r)
     }
     resp_init(r->lock_admin, r->lock_server.port, 5000);
     resp_init(r->store_admin, r->store_server.port, 10000);
+    resp_init(r->replica_admin, r->replica.port, 10000);
     struct worker_config *c = &r->wcfg;
     if (store_load(r->store_admin, &c->scripts) != 0)
         return -1;
@@ -119,6 +149,7 @@ static int setup(struct run *r)
     c->margin_ms = r->opt.margin_ms;
     c->shared = r->shared;
     c->no_epoch = r->opt.no_epoch;
+    c->wait_replicas = (uint32_t)r->opt.wait_replicas;
     return 0;
 }
 
@@ -126,7 +157,9 @@ static int setup(struct run *r)
 static int run_windows(struct run *r)
 {
     struct options *o = &r->opt;
-    struct injector inj = {&r->lock_server, r->lock_admin, kLockNames, &r->pool, r->shared};
+    struct injector inj = {&r->lock_server, r->lock_admin, kLockNames,
+                           &r->pool,        r->shared,     r->opt.replica ? &r->replica : NULL,
+                           r->replica_admin};
     const int64_t t0 = mono_us();
     o->windows[0].start_us = t0;
     o->windows[0].fault_end_us = t0;
@@ -173,7 +206,7 @@ static int finish(struct run *r)
         sc.refused += f;
     }
 
-    struct run_record rec = {o->windows, o->nwindows, NULL, 0, &r->pool};
+    struct run_record rec = {o->windows, o->nwindows, NULL, 0, &r->pool, o->lease_ms};
     struct event *ev = NULL;
     size_t nev = 0;
     static struct window_stats stats[PLAN_MAX_WINDOWS];
@@ -202,7 +235,7 @@ int main(int argc, char **argv)
     int rc = options_parse(argc, argv, &r.opt);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
-    r.lock_server.pid = r.store_server.pid = -1;
+    r.lock_server.pid = r.store_server.pid = r.replica.pid = -1;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
@@ -214,10 +247,12 @@ int main(int argc, char **argv)
     rc = 2;
     if (setup(&r) == 0) {
         printf("edgelock_chaos: %d workers; lock Redis 127.0.0.1:%u (faulted), store Redis 127.0.0.1:%u; "
-               "locks %s (watchdog) and %s (fixed), lease %lld ms, command timeout %lld ms%s; dir %s\n",
+               "locks %s (watchdog) and %s (fixed), lease %lld ms, command timeout %lld ms%s%s; dir %s\n",
                r.opt.workers, r.lock_server.port, r.store_server.port, kLockNames[0], kLockNames[1],
                (long long)r.opt.lease_ms, (long long)r.opt.command_timeout_ms,
-               r.opt.no_epoch ? "; NO EPOCH" : "", r.dir);
+               r.opt.no_epoch ? "; NO EPOCH" : "",
+               r.opt.replica ? (r.opt.wait_replicas ? "; a replica, wait_replicas 1" : "; a replica") : "",
+               r.dir);
         if (run_windows(&r) == 0 || interrupted)
             rc = finish(&r);
         else
@@ -229,6 +264,7 @@ int main(int argc, char **argv)
     }
     server_kill(&r.lock_server);
     server_kill(&r.store_server);
+    server_kill(&r.replica);
     if (r.dir[0] && (r.opt.keep || rc != 0))
         printf("edgelock_chaos: the run's directory (event files, Redis logs) is kept: %s\n", r.dir);
     else if (r.dir[0])

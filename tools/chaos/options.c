@@ -37,6 +37,10 @@ static const char kHelp[] =
     "  --recovery-bound MS    fail when recovery takes longer (default 10000)\n"
     "  --exit-bound MS        time the workers have to leave after the end (default 30000)\n"
     "  --no-epoch             tokens without the epoch: shows why it is needed (fails)\n"
+    "  --replica              start a replica of the lock Redis, for the fault\n"
+    "                           failover[:MS] (the master alone for MS, then replaced\n"
+    "                           by the replica's data on its port; default 1000)\n"
+    "  --wait-replicas N      the workers' cfg.wait_replicas (0 or 1; 1 needs --replica)\n"
     "  --short                the ctest form: 3 workers, " SHORT_FAULTS ",\n"
     "                         warm-up 2000, quiet 3000\n"
     "  --keep                 keep the run's directory (it is kept anyway on failure)\n";
@@ -107,6 +111,12 @@ int options_parse(int argc, char **argv, struct options *o)
         } else if (strcmp(a, "--no-epoch") == 0) {
             o->no_epoch = 1;
             takes = 0;
+        } else if (strcmp(a, "--replica") == 0) {
+            o->replica = 1;
+            takes = 0;
+        } else if (strcmp(a, "--wait-replicas") == 0) {
+            rc = number(a, v, 0, 1, &n);
+            o->wait_replicas = (int)n;
         } else if (strcmp(a, "--keep") == 0) {
             o->keep = 1;
             takes = 0;
@@ -153,6 +163,10 @@ int options_parse(int argc, char **argv, struct options *o)
             return 64;
         }
         i += takes;
+    }
+    if (o->wait_replicas > 0 && !o->replica) {
+        fprintf(stderr, "edgelock_chaos: --wait-replicas needs --replica\n");
+        return 64;
     }
     return build_windows(o) == 0 ? 0 : 64;
 }

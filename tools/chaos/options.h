@@ -15,6 +15,8 @@ struct options {
     int writes_per_hold, write_gap_ms;
     int64_t exit_bound_ms, recovery_bound_ms;
     int no_epoch;
+    int replica;       /* start a replica of the lock Redis (the failover fault) */
+    int wait_replicas; /* the workers' cfg.wait_replicas */
     int keep;
     /* From faults x rounds, with the warm-up as windows[0]. */
     struct window windows[PLAN_MAX_WINDOWS];

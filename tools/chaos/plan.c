@@ -17,7 +17,7 @@ static const struct fault_word kWords[] = {
     {"kill-normal", FAULT_KILL_NORMAL, -1, 0},      {"kill-pubsub", FAULT_KILL_PUBSUB, -1, 0},
     {"pause-write", FAULT_PAUSE_WRITE, -1, 2000},   {"freeze-wd", FAULT_HOLDER_FREEZE, 0, 4500},
     {"freeze-fixed", FAULT_HOLDER_FREEZE, 1, 4500}, {"kill-holder-wd", FAULT_HOLDER_KILL, 0, 0},
-    {"kill-holder-fixed", FAULT_HOLDER_KILL, 1, 0},
+    {"kill-holder-fixed", FAULT_HOLDER_KILL, 1, 0}, {"failover", FAULT_FAILOVER, -1, 1000},
 };
 
 static int parse_one(const char *item, size_t len, struct window *w)
@@ -93,7 +93,7 @@ void plan_name(const struct window *w, char *buf, size_t cap)
 
 int plan_data_loss(const struct window *w)
 {
-    return w->kind == FAULT_REDIS_RESTART;
+    return w->kind == FAULT_REDIS_RESTART || w->kind == FAULT_FAILOVER;
 }
 
 unsigned plan_locks(const struct window *w)

@@ -17,6 +17,11 @@
  *                          (fixed lease) for freeze-fixed
  *   kill-holder-wd         kill -9 of the worker holding lock 0 / lock 1; a new
  *   kill-holder-fixed      worker takes its place
+ *   failover[:MS]          (with --replica) the replica stops following, the
+ *                          master serves alone for MS (default 1000), is killed
+ *                          (kill -9) and comes back on its port with the
+ *                          replica's data, as after a failover to a replica
+ *                          that lagged MS: what was not replicated is lost
  */
 #ifndef EDGELOCK_CHAOS_PLAN_H
 #define EDGELOCK_CHAOS_PLAN_H
@@ -32,7 +37,8 @@ enum fault_kind {
     FAULT_KILL_PUBSUB,
     FAULT_PAUSE_WRITE,
     FAULT_HOLDER_FREEZE,
-    FAULT_HOLDER_KILL
+    FAULT_HOLDER_KILL,
+    FAULT_FAILOVER
 };
 
 #define PLAN_MAX_WINDOWS 64

@@ -4,6 +4,15 @@
 
 #include "report.h"
 
+static const char kLegend[] =
+    "\ncolumns: acq acquisitions; fail acquire calls that failed (wait timeout, Redis away);\n"
+    "  ovl overlaps outside data loss; ovl-dl overlaps from a data loss to a lease after it;\n"
+    "  writes accepted; stale stale writes accepted; refused stale writes the store refused;\n"
+    "  lost on_lock_lost callbacks; skips writes edgelock_lock_valid() stopped; late writes that\n"
+    "  reached the store after the writer's own deadline; leaked holds an unlock reported\n"
+    "  released but Redis kept; recov ms from the fault's end to the next acquisition of every\n"
+    "  lock it affects; hung workers that did not leave by themselves.\n";
+
 static void recovery_text(int64_t ms, char *buf, size_t cap)
 {
     if (ms == RECOVERY_NONE)
@@ -45,24 +54,17 @@ void report_print(FILE *f, const struct run_record *run, const struct window_sta
     }
     double run_s = (double)(run->windows[run->nwindows - 1].end_us - t0) / 1e6;
     row(f, "all", "", run_s, total, "");
-    fprintf(
-        f,
-        "\ncolumns: acq acquisitions, fail acquire calls that failed (wait timeout, Redis away), ovl "
-        "overlaps "
-        "outside data loss,\n  ovl-dl overlaps in a data-loss window, writes accepted, stale = stale writes "
-        "accepted, refused stale\n  writes the store refused, lost on_lock_lost callbacks, skips writes "
-        "edgelock_lock_valid() stopped,\n  late writes that reached the store after the writer's own "
-        "deadline, "
-        "leaked holds an unlock\n  reported released but Redis kept, recov ms from the fault's end to "
-        "the next acquisition of every lock\n  it affects, hung workers that did not leave by themselves.\n");
+    fputs(kLegend, f);
     fprintf(f,
             "also: %" PRId64 " acquisitions given back for an unknown epoch, %" PRId64
-            " run_id reads failed, "
-            "%" PRId64 " order inversions, %" PRId64 " duplicate tokens, %" PRId64 " store errors;\n"
+            " run_id reads failed,\n",
+            total->epoch_unknown, total->run_id_errors);
+    fprintf(f, "  %" PRId64 " order inversions, %" PRId64 " duplicate tokens, %" PRId64 " store errors;\n",
+            total->inversions, total->duplicates, total->store_errors);
+    fprintf(f,
             "  unlocks: %" PRId64 " LOST, %" PRId64 " of unknown outcome (timeout, connection), %" PRId64
             " other errors\n",
-            total->epoch_unknown, total->run_id_errors, total->inversions, total->duplicates,
-            total->store_errors, total->unlock_lost, total->unlock_uncertain, total->unlock_other);
+            total->unlock_lost, total->unlock_uncertain, total->unlock_other);
     if (sc->read_ok)
         fprintf(f,
                 "store's own counts: %" PRId64 " accepted, %" PRId64 " refused (the workers noted %" PRId64

@@ -37,8 +37,9 @@ static uint16_t free_port(void)
 
 static pid_t spawn(const struct server *s)
 {
-    char port[16];
+    char port[16], master[16];
     snprintf(port, sizeof(port), "%u", s->port);
+    snprintf(master, sizeof(master), "%u", s->replica_of);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid != 0)
@@ -48,8 +49,13 @@ static pid_t spawn(const struct server *s)
     if (getppid() != parent)
         _exit(127);
     const char *bin = getenv("REDIS_SERVER") ? getenv("REDIS_SERVER") : "redis-server";
-    execlp(bin, bin, "--port", port, "--bind", "127.0.0.1", "--dir", s->dir, "--save", "", "--appendonly",
-           "no", "--daemonize", "no", "--loglevel", "warning", "--logfile", "redis.log", (char *)NULL);
+    if (s->replica_of)
+        execlp(bin, bin, "--port", port, "--bind", "127.0.0.1", "--dir", s->dir, "--save", "", "--appendonly",
+               "no", "--daemonize", "no", "--loglevel", "warning", "--logfile", "redis.log", "--replicaof",
+               "127.0.0.1", master, (char *)NULL);
+    else
+        execlp(bin, bin, "--port", port, "--bind", "127.0.0.1", "--dir", s->dir, "--save", "", "--appendonly",
+               "no", "--daemonize", "no", "--loglevel", "warning", "--logfile", "redis.log", (char *)NULL);
     _exit(127);
 }
 

@@ -16,10 +16,13 @@ struct server {
     uint16_t port;
     char dir[512]; /* its --dir */
     char run_id[48];
+    uint16_t replica_of; /* 0: a master; else the port of the master it follows */
 };
 
 /* Starts a server in `dir` (created if missing) on a free port, or on `port`
- * when it is not 0 (a restart). 0, or -1 (message on stderr). */
+ * when it is not 0 (a restart); a replica of s->replica_of when set. It loads
+ * <dir>/dump.rdb when there is one (only the failover fault leaves one).
+ * 0, or -1 (message on stderr). */
 int server_start(struct server *s, const char *dir, uint16_t port);
 
 /* kill -9 and reap; the port stays noted for a restart. */

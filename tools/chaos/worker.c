@@ -52,6 +52,9 @@ static void start(struct worker *w, const struct worker_config *cfg, int slot)
     ec.client_id = client_id;
     ec.watchdog_lease_ms = (uint32_t)cfg->lease_ms;
     ec.command_timeout_ms = cfg->command_timeout_ms;
+    /* WAIT must end before the command times out (edgelock.h). */
+    ec.wait_replicas = cfg->wait_replicas;
+    ec.wait_replicas_timeout_ms = cfg->command_timeout_ms / 2;
     ec.on_lock_lost = on_lost;
     the_worker = w;
     edgelock_status st = edgelock_client_create(&ec, NULL, &w->client);

@@ -51,6 +51,7 @@ struct worker_config {
     struct worker_shared *shared;
     struct store_scripts scripts;
     int no_epoch;
+    uint32_t wait_replicas;
 };
 
 /* The worker's state, shared by worker.c (its life) and hold.c (one hold). */
