@@ -141,7 +141,7 @@ static void count_event(const struct run_record *run, const struct acq_line *lin
     case EV_SKIP: s->skips++; break;
     case EV_LOST: s->lost++; break;
     case EV_SIDE_ERROR:
-        if (e->a == 2)
+        if (e->a == SIDE_STORE)
             s->store_errors++;
         else
             s->run_id_errors++;

@@ -45,7 +45,7 @@ struct window_stats {
     int64_t overlaps, overlaps_data_loss;
     int64_t accepted, refused, stale_accepted, late;
     int64_t inversions, duplicates;
-    int64_t lost, skips, run_id_errors, store_errors;
+    int64_t lost, skips, run_id_errors, store_errors; /* run_id: not read, or changed meanwhile */
     int64_t leaked, unlock_lost, unlock_uncertain, unlock_other;
     int64_t recovery_ms;
     int hung;

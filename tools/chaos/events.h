@@ -15,7 +15,8 @@ enum ev_type {
     EV_START = 'B',         /* the worker is up */
     EV_ACQUIRE = 'A',       /* t: reply received, t2: call made; epoch, token */
     EV_ACQUIRE_FAIL = 'F',  /* t; a: the status */
-    EV_EPOCH_UNKNOWN = 'U', /* acquired, but the lock Redis changed meanwhile: given back unused; a: token */
+    EV_EPOCH_UNKNOWN = 'U', /* acquired, but the lock Redis changed meanwhile: given back unused;
+                               a: token, b: enum side_error */
     EV_WRITE = 'W',         /* t: sent; epoch, token; a: 1 accepted, 0 refused; b: other holders
                                inside; c: 1 first write of the hold (entry), d: 1 arrived after
                                its own deadline */
@@ -23,8 +24,15 @@ enum ev_type {
     EV_LOST = 'L',          /* on_lock_lost */
     EV_RELEASE = 'R',       /* t; a: the unlock status; b: released; c (status OK): 1 the worker's field
                                is still in the lock hash (leaked), 0 gone, -1 could not look */
-    EV_SIDE_ERROR = 'E',    /* the store or a run_id read failed: t; a: which (see worker.c) */
+    EV_SIDE_ERROR = 'E',    /* a side channel failed: t; a: enum side_error */
     EV_EXIT = 'X'           /* the worker leaves by itself */
+};
+
+/* What failed beside the lock calls (EV_SIDE_ERROR, EV_EPOCH_UNKNOWN). */
+enum side_error {
+    SIDE_RUN_ID = 1,  /* the lock Redis did not answer INFO (down, frozen) */
+    SIDE_STORE = 2,   /* the store did not answer: the checker's own failure */
+    SIDE_CHANGED = 3, /* the lock Redis changed between two run_id reads */
 };
 
 struct event {

@@ -9,9 +9,6 @@ static void note(struct worker *w, char type, int lock, int64_t a, int64_t b)
     events_put(w->events_fd, &e);
 }
 
-/* The side-channel failures EV_SIDE_ERROR names in `a`. */
-enum { SIDE_RUN_ID = 1, SIDE_STORE = 2, SIDE_CHANGED = 3 };
-
 static int side_code(enum epoch_result r)
 {
     return r == EPOCH_READ_FAILED ? SIDE_RUN_ID : r == EPOCH_CHANGED ? SIDE_CHANGED : SIDE_STORE;

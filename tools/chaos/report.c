@@ -57,7 +57,7 @@ void report_print(FILE *f, const struct run_record *run, const struct window_sta
     fputs(kLegend, f);
     fprintf(f,
             "also: %" PRId64 " acquisitions given back for an unknown epoch, %" PRId64
-            " run_id reads failed,\n",
+            " run_id reads failed or changed,\n",
             total->epoch_unknown, total->run_id_errors);
     fprintf(f, "  %" PRId64 " order inversions, %" PRId64 " duplicate tokens, %" PRId64 " store errors;\n",
             total->inversions, total->duplicates, total->store_errors);
