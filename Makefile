@@ -16,7 +16,7 @@ HIREDIS_PREFIX ?= $(CURDIR)/build-deps/hiredis
 HIREDIS_FLAGS := -DEDGELOCK_HIREDIS_PREFIX=$(HIREDIS_PREFIX)
 endif
 
-.PHONY: all deps configure test test-unit test-hiredis-system test-asan test-tsan demo clean format format-check arm size trace-path
+.PHONY: all deps configure test test-unit chaos test-hiredis-system test-asan test-tsan demo clean format format-check arm size trace-path
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -57,6 +57,14 @@ test-tsan: deps
 
 demo: all
 	./scripts/demo.sh $(BUILD)
+
+# The fault-injection checker (tools/chaos/, docs/RELIABILITY.md): 8 worker
+# processes against a lock Redis it starts and faults, about 2 minutes. Not
+# part of `make test`, which runs its short form (ctest chaos_short).
+# CHAOS_FLAGS="--rounds 3" for a longer run; --help lists the rest.
+CHAOS_FLAGS ?=
+chaos: all
+	$(BUILD)/tools/edgelock_chaos $(CHAOS_FLAGS)
 
 # Cross builds for armhf and aarch64 (MinSizeRel) in build-arm/, the target's
 # libevent and OpenSSL taken from Debian's .debs and hiredis 1.2 with TLS built
