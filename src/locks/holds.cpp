@@ -127,6 +127,10 @@ bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, 
             h->count = 0;
             h->watchdog = false;
         }
+        // After an unlock of unknown outcome, the next unlock is a new one:
+        // resending the old one's request id would get its answer from the
+        // unlock latch ("released") and release nothing of this hold.
+        h->unlock_uncertain = false;
         acquired(h, lease_ms, sent_ms);
         watchdog = h->watchdog;
     }

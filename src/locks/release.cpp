@@ -58,6 +58,35 @@ static void send_latch_delete(Client *c, const LockCall *release)
 }
 
 static void start_cleanup(Client *c, const LockCall &call);
+static LockCall make_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease);
+
+// How many releases in a row may drop counts of an owner that holds nothing.
+static constexpr uint8_t kMaxDrains = 16;
+
+// Redis still counts holds of this owner (an unlock answered 0: not
+// released) while the owner holds nothing by our count and has nothing in
+// flight: a reply that was lost, or a failover that restored a released
+// hold. They are nobody's: release them too, else every unlock of the owner
+// would reset their lease and the lock would never lapse.
+static void drain_stale_counts(Client *c, const LockCall *answered)
+{
+    Hold *h = hold_find(c, answered->lock_id, answered->owner, nullptr);
+    if ((h && (h->count > 0 || h->pending > (answered->cleanup ? 0u : 1u))) ||
+        lock_kind(c, answered->lock_id) == EDGELOCK_READ)
+        return; // a read lock's 0 may be other readers' holds
+    uint8_t left = answered->cleanup ? answered->drains_left : kMaxDrains;
+    if (left == 0 || c->closing) {
+        edgelock_port_log(EDGELOCK_LOG_WARN,
+                          "Redis still counts holds of owner %llu; they lapse with their lease",
+                          (unsigned long long)answered->owner);
+        return;
+    }
+    LockCall call = make_release(c, answered->lock_id, answered->owner, answered->lease_ms);
+    call.cleanup = true;
+    call.unpin_when_sent = true;
+    call.drains_left = (uint8_t)(left - 1);
+    start_cleanup(c, call);
+}
 
 // An unlock of unknown outcome: keep its request id for a retry, and stop
 // renewing (as Redisson does after any unlock): if it did not run, the lock
@@ -112,6 +141,8 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
             if (h)
                 h->count = count_after_release(c, h, value);
             send_latch_delete(c, call);
+            if (value == 0)
+                drain_stale_counts(c, call);
         } else {
             st = EDGELOCK_ERR_PROTOCOL;
         }

@@ -127,9 +127,11 @@ TEST_CASE(an_acquire_never_sent_needs_no_undo)
 }
 
 // Redis says the lock is still held after the owner's last unlock (it counts
-// a re-entry whose reply was lost): renewal stops, the rest lapses with the
-// lease, and the hold slot is free.
-TEST_CASE(renewal_stops_when_the_owners_count_reaches_zero)
+// a re-entry whose reply was lost, or a failover restored a released hold):
+// renewal stops, and the stale counts are released too, one unlock each,
+// until Redis says released (else each later unlock would reset their lease
+// and the lock would never lapse while the owner keeps using it).
+TEST_CASE(renewal_stops_and_stale_counts_go_when_the_owners_count_reaches_zero)
 {
     Harness h(watchdog_30s);
     REQUIRE(h.c);
@@ -138,9 +140,18 @@ TEST_CASE(renewal_stops_when_the_owners_count_reaches_zero)
     acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r);
     h.reply(kNil);
     CHECK_ST(release_start(h.c, a, 7, record, &u), EDGELOCK_OK);
-    h.reply(":0\r\n"); // still held in Redis
+    std::vector<std::string> mine = h.last_cmd();
+    h.reply(":0\r\n"); // still held in Redis: two counts where we knew one
     CHECK_ST(u.st, EDGELOCK_OK);
+    CHECK_EQ(u.value, 0);
     h.reply("+OK\r\n"); // the latch delete that follows a release
+    std::vector<std::string> drain = h.last_cmd();
+    REQUIRE(is_release(drain));
+    CHECK(drain != mine); // a new unlock (its own request id), answered to nobody
+    h.reply(":1\r\n");    // released now
+    h.reply("+OK\r\n");   // its latch delete
+    CHECK_EQ(h.c->queue.cmds.used(), 0);
+    CHECK_EQ(u.calls, 1);
     h.loop.advance(60000);
     for (const std::string &sent : h.cmd().log)
         CHECK(!is_renewal(resp_args(sent)));
@@ -253,4 +264,30 @@ TEST_CASE(a_cancel_during_an_attempt_that_succeeds_gives_the_lock_back)
     CHECK_EQ(h.c->waiters.used(), 0);
     CHECK_EQ(h.c->holds.used(), 0);
     CHECK_EQ(h.c->queue.cmds.used(), 0);
+}
+
+// The unlock timed out (Redis ran it later); the owner takes the lock again.
+// Its next unlock must be a new one: resent with the old request id, Redis's
+// unlock latch would answer "released" for the old one and this hold would
+// stay in Redis (found by make chaos).
+TEST_CASE(an_acquire_after_an_uncertain_unlock_gets_a_new_unlock)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result r1, u1, r2, u2;
+    acquire_start(h.c, a, 7, 0, 10000, record, &r1);
+    h.reply(kNil);
+    release_start(h.c, a, 7, record, &u1);
+    std::vector<std::string> first = h.last_cmd();
+    h.loop.advance(3000);
+    CHECK_ST(u1.st, EDGELOCK_ERR_TIMEOUT);
+    reconnect(h);
+    acquire_start(h.c, a, 7, 0, 10000, record, &r2);
+    h.reply(kNil);
+    CHECK_ST(r2.st, EDGELOCK_OK);
+    release_start(h.c, a, 7, record, &u2);
+    std::vector<std::string> second = h.last_cmd();
+    REQUIRE(is_release(second));
+    CHECK(second != first);
 }
