@@ -354,7 +354,11 @@ edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock,
                                     int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb, void *user);
 
 /** Release one hold. On full release `0` is published on the channel to wake
- *  one waiter. Results:
+ *  one waiter. When this was the owner's last hold by this client's count but
+ *  Redis still counts more for it (a reply that was lost, a failover that
+ *  restored a released hold), those are released too, one unlock each, before
+ *  the answer: they are nobody's, and each unlock would otherwise renew them.
+ *  Results:
  *  - OK (value 1: released, 0: a re-entrant hold remains);
  *  - NOT_OWNER: `owner` does not hold it in Redis, nothing changed; also when
  *    its fixed lease ran out (as Redisson's unlock says);

@@ -40,7 +40,8 @@ struct LockCall {
     bool pins_lock = false;       // holds a ref on lock_id (its name is needed to format it)
     bool unpin_when_sent = false; // housekeeping no caller waits on: the handle may go once sent
     bool cleanup = false;         // Release: an uncertain acquire's undo; no caller
-    uint8_t drains_left = 0;      // Release, no caller: more releases allowed to drop stale counts
+    bool drain = false;           // Release: one more to drop counts the owner no longer has
+    uint8_t drains_left = 0;      // Release: how many more such may follow
     bool force_eval = false;      // a script not preloaded: always EVAL
 
     // op on lock_id (0: none), completing through done; everything else zero.

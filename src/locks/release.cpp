@@ -66,26 +66,36 @@ static constexpr uint8_t kMaxDrains = 16;
 // Redis still counts holds of this owner (an unlock answered 0: not
 // released) while the owner holds nothing by our count and has nothing in
 // flight: a reply that was lost, or a failover that restored a released
-// hold. They are nobody's: release them too, else every unlock of the owner
-// would reset their lease and the lock would never lapse.
-static void drain_stale_counts(Client *c, const LockCall *answered)
+// hold. They are nobody's: release them too, one Redisson unlock each, else
+// every unlock of the owner would reset their lease and the lock would never
+// lapse. The caller's answer waits for the last one, so that "released"
+// means released. False when no more may be sent (then the rest lapses).
+static bool drain_stale_counts(Client *c, const LockCall *answered)
 {
     Hold *h = hold_find(c, answered->lock_id, answered->owner, nullptr);
-    if ((h && (h->count > 0 || h->pending > (answered->cleanup ? 0u : 1u))) ||
+    if ((h && (h->count > 0 || h->pending > (answered->cleanup || answered->drain ? 0u : 1u))) ||
         lock_kind(c, answered->lock_id) == EDGELOCK_READ)
-        return; // a read lock's 0 may be other readers' holds
-    uint8_t left = answered->cleanup ? answered->drains_left : kMaxDrains;
+        return false; // a read lock's 0 may be other readers' holds
+    uint8_t left = answered->drain ? answered->drains_left : kMaxDrains;
     if (left == 0 || c->closing) {
         edgelock_port_log(EDGELOCK_LOG_WARN,
                           "Redis still counts holds of owner %llu; they lapse with their lease",
                           (unsigned long long)answered->owner);
-        return;
+        return false;
     }
     LockCall call = make_release(c, answered->lock_id, answered->owner, answered->lease_ms);
-    call.cleanup = true;
-    call.unpin_when_sent = true;
+    call.drain = true;
     call.drains_left = (uint8_t)(left - 1);
-    start_cleanup(c, call);
+    if (answered->cleanup || answered->ref) {
+        // Nobody waits (an undo), or a WAIT answers the caller: in the background.
+        call.cleanup = true;
+        call.unpin_when_sent = true;
+        start_cleanup(c, call);
+        return false;
+    }
+    call.cb = answered->cb;
+    call.user = answered->user;
+    return call_start(c, call);
 }
 
 // An unlock of unknown outcome: keep its request id for a retry, and stop
@@ -107,6 +117,7 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
     int64_t value = 0;
     uint32_t hi = kNoIndex;
     Hold *h = hold_find(c, call->lock_id, call->owner, &hi);
+    bool handed_on = false; // a drain answers the caller instead
     bool uncertain = st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT;
     // An error from the script (an ACL that forbids PUBLISH, say) may come
     // after its DEL ran: Redis keeps a script's writes up to the error.
@@ -132,6 +143,10 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
             // first may have released it; not ours either way.
             st = h && !retried && (h->lost || hold_active(h, loop_now(&c->loop))) ? EDGELOCK_ERR_LOST
                                                                                   : EDGELOCK_ERR_NOT_OWNER;
+            if (call->drain) { // the stale counts went by themselves meanwhile
+                st = EDGELOCK_OK;
+                value = 1;
+            }
             if (h) {
                 h->count = 0;
                 h->lost = false;
@@ -141,8 +156,7 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
             if (h)
                 h->count = count_after_release(c, h, value);
             send_latch_delete(c, call);
-            if (value == 0)
-                drain_stale_counts(c, call);
+            handed_on = value == 0 && drain_stale_counts(c, call);
         } else {
             st = EDGELOCK_ERR_PROTOCOL;
         }
@@ -165,7 +179,7 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
             w->lease_ms = st;
             w->ref = (uint64_t)value;
         }
-    } else if (!call->cleanup) {
+    } else if (!call->cleanup && !handed_on) {
         invoke_result(c, call->cb, call->lock_id, st, value, call->user);
     }
 }

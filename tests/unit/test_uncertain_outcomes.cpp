@@ -141,17 +141,18 @@ TEST_CASE(renewal_stops_and_stale_counts_go_when_the_owners_count_reaches_zero)
     h.reply(kNil);
     CHECK_ST(release_start(h.c, a, 7, record, &u), EDGELOCK_OK);
     std::vector<std::string> mine = h.last_cmd();
-    h.reply(":0\r\n"); // still held in Redis: two counts where we knew one
-    CHECK_ST(u.st, EDGELOCK_OK);
-    CHECK_EQ(u.value, 0);
-    h.reply("+OK\r\n"); // the latch delete that follows a release
+    h.reply(":0\r\n");    // still held in Redis: two counts where we knew one
+    CHECK_EQ(u.calls, 0); // the answer waits: "released" must mean released
     std::vector<std::string> drain = h.last_cmd();
     REQUIRE(is_release(drain));
-    CHECK(drain != mine); // a new unlock (its own request id), answered to nobody
+    CHECK(drain != mine); // a new unlock, its own request id
+    h.reply("+OK\r\n");   // the first unlock's latch delete
     h.reply(":1\r\n");    // released now
-    h.reply("+OK\r\n");   // its latch delete
-    CHECK_EQ(h.c->queue.cmds.used(), 0);
     CHECK_EQ(u.calls, 1);
+    CHECK_ST(u.st, EDGELOCK_OK);
+    CHECK_EQ(u.value, 1);
+    h.reply("+OK\r\n"); // its latch delete
+    CHECK_EQ(h.c->queue.cmds.used(), 0);
     h.loop.advance(60000);
     for (const std::string &sent : h.cmd().log)
         CHECK(!is_renewal(resp_args(sent)));
