@@ -308,6 +308,12 @@ static int release(struct run_state *s, pthread_t th, int lost_reported, int cod
         if (!lost_reported)
             msg("%s was lost before the command finished (%s)", a->label, edgelock_status_str(rst));
         lost_reported = 1;
+    } else if (rst == EDGELOCK_ERR_REDIS) {
+        /* Redis keeps a script's writes up to its error: the DEL may have run. */
+        msg("Redis refused part of the release of %s (an ACL that forbids PUBLISH, say; EDGELOCK_LOG=1 "
+            "shows the error): it may be released without its waiters woken (they retry within its "
+            "lease), or else it expires within its lease",
+            a->label);
     } else {
         msg("could not release %s: %s; it expires on its own within its lease", a->label,
             edgelock_status_str(rst));
