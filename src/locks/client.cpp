@@ -178,7 +178,7 @@ static void sub_conn_down(void *ctx)
     pubsub_on_down(&static_cast<Client *>(ctx)->pubsub);
 }
 
-// The sentinels announced a new master: a connection to another address
+// The sentinels announced another master: a connection to another address
 // goes there now (asking the sentinels again) instead of at its next refused
 // write. Commands in flight on it complete as on any drop.
 static void sentinel_switched(void *ctx, const char *host, uint16_t port)
@@ -186,7 +186,7 @@ static void sentinel_switched(void *ctx, const char *host, uint16_t port)
     auto *c = static_cast<Client *>(ctx);
     Connection *conns[] = {&c->cmd_conn, &c->sub_conn};
     for (Connection *conn : conns) {
-        // Down or asking a sentinel: it will be told the new master anyway.
+        // Down or asking a sentinel: it will be told of the switch anyway.
         bool there = conn->have_master && conn->port == port && strcmp(conn->host, host) == 0;
         if (conn->state != ConnState::Down && !conn->resolving && !there)
             conn_drop(conn);

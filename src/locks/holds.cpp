@@ -127,7 +127,7 @@ bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, 
             h->count = 0;
             h->watchdog = false;
         }
-        // After an unlock of unknown outcome, the next unlock is a new one:
+        // After an unlock of unknown outcome, the next unlock is another one:
         // resending the old one's request id would get its answer from the
         // unlock latch ("released") and release nothing of this hold.
         h->unlock_uncertain = false;
@@ -138,9 +138,10 @@ bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, 
     return watchdog;
 }
 
-edgelock_status hold_validity(Client *c, uint64_t lock_id, uint64_t owner, int64_t *remaining_ms)
+// The local calls' first answer about owner's hold: OK with it in *out, or
+// STALE_HANDLE, NOT_OWNER, LOST.
+static edgelock_status held(Client *c, uint64_t lock_id, uint64_t owner, Hold **out)
 {
-    *remaining_ms = 0;
     if (!lock_get(c, lock_id))
         return EDGELOCK_ERR_STALE_HANDLE;
     Hold *h = hold_find(c, lock_id, owner, nullptr);
@@ -148,6 +149,17 @@ edgelock_status hold_validity(Client *c, uint64_t lock_id, uint64_t owner, int64
         return EDGELOCK_ERR_NOT_OWNER;
     if (h->lost)
         return EDGELOCK_ERR_LOST;
+    *out = h;
+    return EDGELOCK_OK;
+}
+
+edgelock_status hold_validity(Client *c, uint64_t lock_id, uint64_t owner, int64_t *remaining_ms)
+{
+    *remaining_ms = 0;
+    Hold *h = nullptr;
+    edgelock_status st = held(c, lock_id, owner, &h);
+    if (st != EDGELOCK_OK)
+        return st;
     const uint64_t now = loop_now(&c->loop);
     if (h->watchdog) {
         // Redis set the lease no earlier than the send time of the last
@@ -169,15 +181,11 @@ edgelock_status hold_validity(Client *c, uint64_t lock_id, uint64_t owner, int64
 edgelock_status hold_server(Client *c, uint64_t lock_id, uint64_t owner, uint64_t *server)
 {
     *server = 0;
-    if (!lock_get(c, lock_id))
-        return EDGELOCK_ERR_STALE_HANDLE;
-    Hold *h = hold_find(c, lock_id, owner, nullptr);
-    if (!h || (h->count == 0 && !h->lost))
-        return EDGELOCK_ERR_NOT_OWNER;
-    if (h->lost)
-        return EDGELOCK_ERR_LOST;
-    *server = h->server_instance;
-    return EDGELOCK_OK;
+    Hold *h = nullptr;
+    edgelock_status st = held(c, lock_id, owner, &h);
+    if (st == EDGELOCK_OK)
+        *server = h->server_instance;
+    return st;
 }
 
 void hold_mark_lost(Client *c, uint32_t index)

@@ -133,7 +133,7 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
     bool retried = h && h->unlock_uncertain && !call->cleanup &&
                    memcmp(h->unlock_request_id, call->request_id, sizeof(call->request_id)) == 0;
     if (h && !call->cleanup && !uncertain && !partial)
-        h->unlock_uncertain = false; // answered: a later unlock is a new one
+        h->unlock_uncertain = false; // answered: a later unlock is another one
     if (st == EDGELOCK_OK) {
         if (reply->type == REDIS_REPLY_NIL) {
             // Not the owner in Redis. If we thought it was still held (watchdog,

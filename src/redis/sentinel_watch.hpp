@@ -30,8 +30,8 @@ void sentinel_watch_start(SentinelWatch *w);
 void sentinel_watch_close(SentinelWatch *w);
 void sentinel_watch_fini(SentinelWatch *w);
 
-// The master's new address from a +switch-master message
-// ("<name> <old-ip> <old-port> <new-ip> <new-port>") when <name> is master.
+// The master's address after the switch, from a +switch-master message
+// ("<name> <from-ip> <from-port> <to-ip> <to-port>") when <name> is master.
 bool parse_switch_master(const char *msg, size_t len, const char *master, char *host, size_t cap,
                          uint16_t *port);
 
