@@ -54,6 +54,9 @@ void edgelock_port_cond_init(edgelock_port_cond *c);
 void edgelock_port_cond_destroy(edgelock_port_cond *c);
 void edgelock_port_cond_wait(edgelock_port_cond *c, edgelock_port_mutex *m);
 void edgelock_port_cond_signal(edgelock_port_cond *c);
+void edgelock_port_cond_broadcast(edgelock_port_cond *c);
+/** Wait at most ms milliseconds (monotonic clock); a wake-up may be spurious. */
+void edgelock_port_cond_timedwait(edgelock_port_cond *c, edgelock_port_mutex *m, uint32_t ms);
 /** Run fn exactly once per process, however many threads call this at once;
  *  o is a global initialised with EDGELOCK_PORT_ONCE_INIT. */
 void edgelock_port_call_once(edgelock_port_once *o, void (*fn)(void));

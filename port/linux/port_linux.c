@@ -133,6 +133,22 @@ void edgelock_port_cond_signal(edgelock_port_cond *c)
 {
     pthread_cond_signal(c);
 }
+void edgelock_port_cond_broadcast(edgelock_port_cond *c)
+{
+    pthread_cond_broadcast(c);
+}
+void edgelock_port_cond_timedwait(edgelock_port_cond *c, edgelock_port_mutex *m, uint32_t ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until); /* the clock the condition was made with */
+    until.tv_sec += (time_t)(ms / 1000u);
+    until.tv_nsec += (long)(ms % 1000u) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(c, m, &until);
+}
 
 void edgelock_port_call_once(edgelock_port_once *o, void (*fn)(void))
 {

@@ -1,5 +1,16 @@
-// The blocking face (blocking.hpp): requests posted from any thread run on the
-// loop thread; the caller sleeps until its callback answers.
+// The blocking face (blocking.hpp): leader/follower over the owned loop.
+//
+// A blocking call that finds no one driving the engine takes the lead: it
+// starts its request on its own thread and runs the event loop there until
+// the reply arrives, so an uncontended call costs what a plain hiredis client
+// costs (its own sleep on the socket, no hop to another thread and back).
+// A call that finds another caller leading posts its request to the inbox and
+// sleeps as a follower; the leader starts it from the wake event, completes it
+// like its own, and on leaving hands the lead to a follower still waiting.
+// The client's loop thread takes the lead when no caller has held it for
+// kLeadGraceMs (or at once when a request needs it), so an idle client still
+// renews its locks and hears its messages; a caller that finds the loop thread
+// leading asks it to step down and waits for that (the one hop, after idling).
 #include "api/blocking.hpp"
 
 #include <event2/event.h>
@@ -13,12 +24,29 @@
 namespace edgelock
 {
 
+// How long the lead stays free after a caller leaves before the loop thread
+// takes it: back-to-back calls keep it on the callers' threads. Nothing waits
+// on it meanwhile (a caller inside the library leads or is served by the
+// leader); timers and messages of an idle client wait at most this long.
+static const uint32_t kLeadGraceMs = 2;
+// While callers lead, the loop thread looks again at most this often: a
+// signal on every hand-back would cost a context switch per call.
+static const uint32_t kLoopPollMaxMs = 32;
+
+static void set_leader(Client *c, Leader who, uint64_t thread_id) // under the mutex
+{
+    c->face->leader = who;
+    __atomic_store_n(&c->driver_thread_id, thread_id, __ATOMIC_RELAXED);
+}
+
 static void complete(Client *c, BlockingRequest *r, edgelock_status st, int64_t value)
 {
     edgelock_port_mutex_lock(&c->face->mutex);
     r->status = st;
     r->value = value;
     r->done = true;
+    if (!r->may_lead)
+        c->face->loop_requests--;
     // Signalled under the mutex: the caller cannot return (and pop r off its
     // stack) before we let go of it, and we touch r no more after that.
     edgelock_port_cond_signal(&r->cond);
@@ -102,14 +130,19 @@ static void run(Client *c, BlockingRequest *r)
         complete(c, r, st, 0); // the callback will never fire
 }
 
+// Runs on the leader's thread: the requests posted meanwhile, and shutdown.
 static void wake_cb(evutil_socket_t, short, void *arg)
 {
     auto *c = static_cast<Client *>(arg);
-    edgelock_port_mutex_lock(&c->face->mutex);
-    BlockingRequest *list = c->face->inbox;
-    c->face->inbox = nullptr;
-    bool stop = c->face->loop_stop;
-    edgelock_port_mutex_unlock(&c->face->mutex);
+    BlockingFace *f = c->face;
+    edgelock_port_mutex_lock(&f->mutex);
+    BlockingRequest *list = f->inbox;
+    f->inbox = nullptr;
+    bool stop = f->loop_stop;
+    // The loop thread leaves its loop for a caller that wants the lead; a
+    // caller's loop (EVLOOP_ONCE) returns by itself after this callback.
+    bool step_down = f->leader == Leader::Loop && (stop || f->want_lead > 0);
+    edgelock_port_mutex_unlock(&f->mutex);
 
     if (stop)
         client_shutdown(c); // every call started so far completes with SHUTDOWN
@@ -126,23 +159,94 @@ static void wake_cb(evutil_socket_t, short, void *arg)
         run(c, fifo);
         fifo = next;
     }
-    if (stop)
+    if (step_down)
         event_base_loopbreak(c->base);
+}
+
+// Give up the lead (mutex held): to a follower whose request still runs (it
+// is awake for it anyway), to a caller waiting for the loop thread, to the
+// loop thread when a request needs it or the client stops, or to no one: the
+// loop thread takes it after the grace unless a caller comes back first.
+static void hand_off_locked(Client *c)
+{
+    BlockingFace *f = c->face;
+    set_leader(c, Leader::None, 0);
+    if (!f->loop_stop) {
+        for (BlockingRequest **p = &f->followers; *p; p = &(*p)->next_follower) {
+            BlockingRequest *r = *p;
+            if (!r->done) {
+                *p = r->next_follower;
+                r->promoted = true;
+                set_leader(c, Leader::Caller, r->thread_id);
+                edgelock_port_cond_signal(&r->cond);
+                return;
+            }
+        }
+    }
+    f->idle_since_ms = edgelock_port_now_ms();
+    if (f->want_lead > 0)
+        edgelock_port_cond_broadcast(&f->lead_cond);
+    if (f->loop_stop || f->loop_requests > 0 || f->inbox)
+        edgelock_port_cond_signal(&f->loop_cond);
+}
+
+// Lead until r is done: the loop runs on this thread. Returns with the mutex
+// held and the lead handed on.
+static void lead_until_done(Client *c, BlockingRequest *r)
+{
+    for (;;) {
+        edgelock_port_mutex_lock(&c->face->mutex);
+        if (r->done)
+            break;
+        edgelock_port_mutex_unlock(&c->face->mutex);
+        // Blocks in the poll until something happens (the reply, a timer, a
+        // follower's post); never empty: r has a deadline or a reply due.
+        event_base_loop(c->base, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
+    }
+    hand_off_locked(c);
 }
 
 static void loop_main(void *arg)
 {
     auto *c = static_cast<Client *>(arg);
-    edgelock_port_mutex_lock(&c->face->mutex);
-    c->loop_thread_id = edgelock_port_thread_id();
-    edgelock_port_cond_signal(&c->face->idle_cond);
-    edgelock_port_mutex_unlock(&c->face->mutex);
-    event_base_loop(c->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    BlockingFace *f = c->face;
+    const uint64_t self = edgelock_port_thread_id();
+    uint32_t poll_ms = kLeadGraceMs;
+    edgelock_port_mutex_lock(&f->mutex);
+    for (;;) {
+        uint32_t wait_ms = poll_ms;
+        if (f->leader == Leader::None && f->want_lead == 0) {
+            uint64_t idle_ms = edgelock_port_now_ms() - f->idle_since_ms;
+            if (f->loop_stop || f->loop_requests > 0 || f->inbox || idle_ms >= kLeadGraceMs) {
+                set_leader(c, Leader::Loop, self);
+                bool stop = f->loop_stop;
+                edgelock_port_mutex_unlock(&f->mutex);
+                if (stop)
+                    wake_cb(-1, 0, c); // shut down and drain the inbox, on this thread
+                else
+                    event_base_loop(c->base, EVLOOP_NO_EXIT_ON_EMPTY); // until wake_cb breaks it
+                edgelock_port_mutex_lock(&f->mutex);
+                set_leader(c, Leader::None, 0);
+                edgelock_port_cond_broadcast(&f->lead_cond);
+                if (stop)
+                    break;
+                poll_ms = kLeadGraceMs;
+                continue;
+            }
+            wait_ms = kLeadGraceMs - (uint32_t)idle_ms;
+        } else if (f->leader == Leader::Caller) {
+            poll_ms = poll_ms * 2 > kLoopPollMaxMs ? kLoopPollMaxMs : poll_ms * 2;
+        }
+        edgelock_port_cond_timedwait(&f->loop_cond, &f->mutex, wait_ms);
+    }
+    edgelock_port_mutex_unlock(&f->mutex);
 }
 
 static void free_face(Client *c)
 {
     edgelock_port_cond_destroy(&c->face->idle_cond);
+    edgelock_port_cond_destroy(&c->face->lead_cond);
+    edgelock_port_cond_destroy(&c->face->loop_cond);
     edgelock_port_mutex_destroy(&c->face->mutex);
     if (c->face->wake_event)
         event_free(c->face->wake_event);
@@ -157,60 +261,54 @@ edgelock_status blocking_start(Client *c)
         return EDGELOCK_ERR_NO_MEMORY;
     memset(c->face, 0, sizeof(*c->face));
     edgelock_port_mutex_init(&c->face->mutex);
+    edgelock_port_cond_init(&c->face->loop_cond);
+    edgelock_port_cond_init(&c->face->lead_cond);
     edgelock_port_cond_init(&c->face->idle_cond);
+    c->face->leader = Leader::None; // the loop thread takes the lead at once
     c->face->wake_event = event_new(c->base, -1, 0, wake_cb, c);
     if (!c->face->wake_event || edgelock_port_thread_start(&c->face->thread, loop_main, c) != 0) {
         free_face(c);
         return EDGELOCK_ERR_NO_MEMORY;
     }
     c->table_bytes += event_get_struct_event_size();
-    // Wait until the loop thread has published its id: on_loop_thread() reads it.
-    edgelock_port_mutex_lock(&c->face->mutex);
-    while (c->loop_thread_id == 0)
-        edgelock_port_cond_wait(&c->face->idle_cond, &c->face->mutex);
-    edgelock_port_mutex_unlock(&c->face->mutex);
     return EDGELOCK_OK;
 }
 
 void blocking_stop(Client *c)
 {
-    edgelock_port_mutex_lock(&c->face->mutex);
-    c->face->loop_stop = true;
-    edgelock_port_mutex_unlock(&c->face->mutex);
-    event_active(c->face->wake_event, EV_TIMEOUT, 0);
-    edgelock_port_thread_join(&c->face->thread);
+    BlockingFace *f = c->face;
+    edgelock_port_mutex_lock(&f->mutex);
+    f->loop_stop = true;
+    edgelock_port_cond_signal(&f->loop_cond);
+    edgelock_port_cond_broadcast(&f->lead_cond);
+    edgelock_port_mutex_unlock(&f->mutex);
+    event_active(f->wake_event, EV_TIMEOUT, 0); // a leader (caller or loop) shuts down
+    edgelock_port_thread_join(&f->thread);
     // Callers woken with SHUTDOWN may still be on their way out of the mutex.
-    edgelock_port_mutex_lock(&c->face->mutex);
-    while (c->face->blocking_callers > 0)
-        edgelock_port_cond_wait(&c->face->idle_cond, &c->face->mutex);
-    edgelock_port_mutex_unlock(&c->face->mutex);
+    edgelock_port_mutex_lock(&f->mutex);
+    while (f->blocking_callers > 0)
+        edgelock_port_cond_wait(&f->idle_cond, &f->mutex);
+    edgelock_port_mutex_unlock(&f->mutex);
     free_face(c);
 }
 
-edgelock_status blocking_post(Client *c, BlockingRequest *r)
+// Admit r (mutex held); false when the client is stopping.
+static bool enter_locked(Client *c, BlockingRequest *r, bool may_lead)
 {
-    if (!c->owns_base || on_loop_thread(c))
-        return EDGELOCK_ERR_WRONG_THREAD;
-    edgelock_port_mutex_lock(&c->face->mutex);
-    if (c->face->loop_stop) {
-        edgelock_port_mutex_unlock(&c->face->mutex);
-        return EDGELOCK_ERR_SHUTDOWN;
-    }
+    if (c->face->loop_stop)
+        return false;
     edgelock_port_cond_init(&r->cond);
     c->face->blocking_callers++;
     r->done = false;
-    r->next = c->face->inbox;
-    c->face->inbox = r;
-    edgelock_port_mutex_unlock(&c->face->mutex);
-    event_active(c->face->wake_event, EV_TIMEOUT, 0);
-    return EDGELOCK_OK;
+    r->promoted = false;
+    r->may_lead = may_lead;
+    r->thread_id = edgelock_port_thread_id();
+    return true;
 }
 
-edgelock_status blocking_wait(Client *c, BlockingRequest *r, int64_t *value)
+// r is done (mutex held, released here): its result, and the caller leaves.
+static edgelock_status leave_locked(Client *c, BlockingRequest *r, int64_t *value)
 {
-    edgelock_port_mutex_lock(&c->face->mutex);
-    while (!r->done)
-        edgelock_port_cond_wait(&r->cond, &c->face->mutex);
     edgelock_status st = r->status;
     if (value)
         *value = r->value;
@@ -221,10 +319,93 @@ edgelock_status blocking_wait(Client *c, BlockingRequest *r, int64_t *value)
     return st;
 }
 
+static void post_locked(Client *c, BlockingRequest *r)
+{
+    r->next = c->face->inbox;
+    c->face->inbox = r;
+}
+
+edgelock_status blocking_post(Client *c, BlockingRequest *r)
+{
+    if (!c->owns_base || on_loop_thread(c))
+        return EDGELOCK_ERR_WRONG_THREAD;
+    BlockingFace *f = c->face;
+    edgelock_port_mutex_lock(&f->mutex);
+    if (!enter_locked(c, r, false)) {
+        edgelock_port_mutex_unlock(&f->mutex);
+        return EDGELOCK_ERR_SHUTDOWN;
+    }
+    f->loop_requests++;
+    post_locked(c, r);
+    if (f->leader == Leader::None)
+        edgelock_port_cond_signal(&f->loop_cond); // lead now, not after the grace
+    edgelock_port_mutex_unlock(&f->mutex);
+    event_active(f->wake_event, EV_TIMEOUT, 0);
+    return EDGELOCK_OK;
+}
+
+edgelock_status blocking_wait(Client *c, BlockingRequest *r, int64_t *value)
+{
+    edgelock_port_mutex_lock(&c->face->mutex);
+    while (!r->done)
+        edgelock_port_cond_wait(&r->cond, &c->face->mutex);
+    return leave_locked(c, r, value);
+}
+
 edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value)
 {
-    edgelock_status st = blocking_post(c, r);
-    return st != EDGELOCK_OK ? st : blocking_wait(c, r, value);
+    if (!c->owns_base || on_loop_thread(c))
+        return EDGELOCK_ERR_WRONG_THREAD;
+    BlockingFace *f = c->face;
+    edgelock_port_mutex_lock(&f->mutex);
+    if (!enter_locked(c, r, true)) {
+        edgelock_port_mutex_unlock(&f->mutex);
+        return EDGELOCK_ERR_SHUTDOWN;
+    }
+    for (;;) {
+        if (f->loop_stop) { // not started: nothing to undo
+            r->status = EDGELOCK_ERR_SHUTDOWN;
+            r->value = 0;
+            break;
+        }
+        if (f->leader == Leader::None) {
+            set_leader(c, Leader::Caller, r->thread_id);
+            edgelock_port_mutex_unlock(&f->mutex);
+            run(c, r);
+            lead_until_done(c, r);
+            break;
+        }
+        if (f->leader == Leader::Caller) {
+            post_locked(c, r);
+            r->next_follower = f->followers;
+            f->followers = r;
+            edgelock_port_mutex_unlock(&f->mutex);
+            event_active(f->wake_event, EV_TIMEOUT, 0); // the leader starts it
+            edgelock_port_mutex_lock(&f->mutex);
+            while (!r->done && !r->promoted)
+                edgelock_port_cond_wait(&r->cond, &f->mutex);
+            if (r->promoted) { // the leader left first: drive the rest ourselves
+                edgelock_port_mutex_unlock(&f->mutex);
+                lead_until_done(c, r);
+            } else {
+                for (BlockingRequest **p = &f->followers; *p; p = &(*p)->next_follower)
+                    if (*p == r) {
+                        *p = r->next_follower;
+                        break;
+                    }
+            }
+            break;
+        }
+        // The loop thread leads: ask it to step down, then look again.
+        f->want_lead++;
+        edgelock_port_mutex_unlock(&f->mutex);
+        event_active(f->wake_event, EV_TIMEOUT, 0);
+        edgelock_port_mutex_lock(&f->mutex);
+        while (f->leader == Leader::Loop && !f->loop_stop)
+            edgelock_port_cond_wait(&f->lead_cond, &f->mutex);
+        f->want_lead--;
+    }
+    return leave_locked(c, r, value);
 }
 
 } // namespace edgelock

@@ -1,5 +1,7 @@
-// The blocking facade: a loop thread owned by the client, and the hand-off of
-// calls from any thread to it. Each blocked caller provides the request's
+// The blocking face: leader/follower over the client's own event loop. One
+// thread at a time drives the engine (runs the loop and every engine call):
+// a blocked caller itself while it waits, or the client's loop thread when no
+// caller is inside the library. Each blocked caller provides its request's
 // storage on its own stack, so no table bounds how many threads may block.
 #pragma once
 
@@ -27,19 +29,35 @@ enum class ReqOp : uint8_t {
 
 struct BlockingRequest;
 
-// The owned loop's thread and the hand-off to it; allocated by blocking_start.
+// Who drives the engine now.
+enum class Leader : uint8_t { None, Loop, Caller };
+
+// The owned loop's thread and the lead; allocated by blocking_start. Every
+// field is read and written under `mutex`; so is every change of leader, which
+// is what orders one leader's engine writes before the next leader's reads.
 struct BlockingFace {
     edgelock_port_thread thread;
     edgelock_port_mutex mutex;
-    edgelock_port_cond idle_cond;
-    BlockingRequest *inbox;
+    edgelock_port_cond loop_cond; // the loop thread waits here for the lead
+    edgelock_port_cond lead_cond; // callers wait here for the loop thread to step down
+    edgelock_port_cond idle_cond; // blocking_stop waits here for the callers to leave
+    BlockingRequest *inbox;       // posted, not started yet (newest first)
+    BlockingRequest *followers;   // callers asleep who may take the lead
     uint32_t blocking_callers;
+    uint32_t loop_requests; // posted by blocking_post: only a leader that stays may drive them
+    uint32_t want_lead;     // callers waiting for the loop thread to step down
+    uint64_t idle_since_ms; // when the last caller gave up the lead
+    Leader leader;
     bool loop_stop;
-    struct event *wake_event;
+    struct event *wake_event; // runs the inbox on the leader's thread
 };
 
 struct BlockingRequest {
-    BlockingRequest *next;
+    BlockingRequest *next;          // in the inbox
+    BlockingRequest *next_follower; // in BlockingFace::followers
+    uint64_t thread_id;             // the caller's, for when it is handed the lead
+    bool may_lead;                  // blocking_call: its caller waits in the library
+    bool promoted;                  // handed the lead by the leader leaving
     ReqOp op;
     edgelock_lock lock;
     edgelock_lock_kind kind;
@@ -63,13 +81,16 @@ struct BlockingRequest {
 edgelock_status blocking_start(Client *c);
 // Stop the loop thread: everything completes with SHUTDOWN; waits for callers.
 void blocking_stop(Client *c);
-// Run r on the loop thread and wait for its result. Any thread but the loop's.
+// Run r and wait for its result, leading when no one else does (the call then
+// runs on the calling thread, and so does the loop until r is done). Any
+// thread but the one driving the engine (that would wait on itself).
 edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value);
-// The two halves of blocking_call, so one thread can have requests running on
-// several clients at once (RedLock). Every post that returned OK needs its wait.
+// The two halves of a call that does not lead, so one thread can have requests
+// running on several clients at once (RedLock): the loop thread (or a caller
+// leading meanwhile) drives r. Every post that returned OK needs its wait.
 edgelock_status blocking_post(Client *c, BlockingRequest *r);
 edgelock_status blocking_wait(Client *c, BlockingRequest *r, int64_t *value);
-// Run a local request directly (on the loop thread or in event-loop mode).
+// Run a local request directly (while driving the engine, or in event-loop mode).
 void run_local(Client *c, BlockingRequest *r);
 edgelock_status stats(Client *c, edgelock_stats *out);
 

@@ -31,7 +31,8 @@ void invoke_lock_lost(Client *c, uint64_t lock_id, uint64_t owner)
 
 bool on_loop_thread(const Client *c)
 {
-    return !c->owns_base || edgelock_port_thread_id() == c->loop_thread_id;
+    return !c->owns_base ||
+           edgelock_port_thread_id() == __atomic_load_n(&c->driver_thread_id, __ATOMIC_RELAXED);
 }
 
 } // namespace edgelock

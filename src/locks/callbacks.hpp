@@ -14,6 +14,9 @@ struct Client;
 void invoke_result(Client *c, edgelock_result_fn cb, uint64_t lock_id, edgelock_status st, int64_t value,
                    void *user);
 void invoke_lock_lost(Client *c, uint64_t lock_id, uint64_t owner);
+// True on the thread that may call into the engine now: in event-loop mode
+// always (the caller's loop is the caller's business); on an owned loop, the
+// thread driving it (the loop thread, or a blocked caller leading).
 bool on_loop_thread(const Client *c);
 
 } // namespace edgelock

@@ -1,7 +1,7 @@
 // The client: every table, the two connections, the command queue, the
 // subscriptions and the watchdog, on one loop. Every function of the locks
-// layer runs on the loop thread; api/blocking.cpp is the only way in from
-// other threads. client.cpp builds it and wires the hooks through which the
+// layer runs on the thread driving the loop (one at a time); api/blocking.cpp
+// is the only way in from other threads. client.cpp builds it and wires the hooks through which the
 // lower layers report back (connection up/down, replies, messages).
 #pragma once
 
@@ -64,7 +64,11 @@ struct Client {
     uint64_t reconnects;
     uint64_t table_bytes;
 
-    uint64_t loop_thread_id; // owned loop: the thread running it
+    // Owned loop: the thread driving the engine now (the loop thread or a
+    // blocked caller leading, api/blocking.cpp), 0 for none. Written under the
+    // face's mutex, read by any thread with __atomic loads: a thread compares
+    // it with its own id, which only it ever stores.
+    uint64_t driver_thread_id;
     BlockingFace *face;
 };
 
