@@ -5,7 +5,7 @@
 //   edgelock_bench shas
 //   edgelock_bench floor      --port P   plain hiredis: hot and idle round trip, pair
 //   edgelock_bench probe      --port P   a short hot + idle round trip measurement
-//   edgelock_bench a_blocking --port P   A: lock+unlock pairs, blocking API
+//   edgelock_bench a_blocking --port P   A: lock+unlock pairs, blocking API (--fresh 1: a handle per key)
 //   edgelock_bench a_async    --port P   A: the same through the async API
 //   edgelock_bench a2         --port P   A2: many locks in flight on one client
 //   edgelock_bench b_async    --port P   B: handoff, two clients on one event loop
@@ -403,12 +403,22 @@ int cmd_a_blocking(const Options &o)
     Interleaved il;
     il.floor_ctx = connect_sync(port);
     il.enabled = o.get("floor", 1) != 0;
+    // --fresh 1: a handle per key, as the README's example does (lock_new and
+    // lock_free inside the timed pair), instead of the 1,000 made beforehand.
+    const bool fresh = o.get("fresh", 0) != 0;
+    char key[64];
     auto pair = [&](int i) {
         edgelock_lock lk = lks[(size_t)(i % names)];
         uint64_t t0 = now_ns();
+        if (fresh) {
+            int len = snprintf(key, sizeof(key), "bench:a:fresh:%d", i % names);
+            check_st(edgelock_lock_new(c, key, (size_t)len, &lk), "lock_new");
+        }
         check_st(edgelock_try_lock(c, lk, 0, kLease), "try_lock");
         int released = 0;
         check_st(edgelock_unlock(c, lk, &released), "unlock");
+        if (fresh)
+            check_st(edgelock_lock_free(c, lk), "lock_free");
         uint64_t t1 = now_ns();
         if (released != 1)
             die("unlock did not release");
@@ -434,7 +444,7 @@ int cmd_a_blocking(const Options &o)
     edgelock_client_destroy(c);
     redisFree(il.floor_ctx);
     Json j;
-    j.str("scenario", "a_blocking");
+    j.str("scenario", fresh ? "a_blocking_fresh" : "a_blocking");
     j.integer("ops_total", warm + n);
     il.report(j, n);
     j.print();

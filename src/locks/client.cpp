@@ -349,6 +349,11 @@ void client_start(Client *c)
         sentinel_watch_start(&c->sentinel_watch);
 }
 
+void client_write_now(Client *c)
+{
+    conn_write_now(&c->cmd_conn);
+}
+
 void client_shutdown(Client *c)
 {
     if (c->closing)

@@ -365,6 +365,12 @@ void conn_flush_output(Connection *conn)
         conn->ops->flush(conn);
 }
 
+void conn_write_now(Connection *conn)
+{
+    if (conn_ready(conn))
+        conn->ops->write_now(conn);
+}
+
 bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata)
 {
     return conn->ops->send(conn, buf, len, privdata);

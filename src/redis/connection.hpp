@@ -90,6 +90,7 @@ void conn_start(Connection *conn);
 void conn_drop(Connection *conn);         // close now and reconnect later; replies due come as NULL
 void conn_close(Connection *conn);        // close for good (shutdown)
 void conn_flush_output(Connection *conn); // write what is buffered for the socket, now
+void conn_write_now(Connection *conn);    // one write now, the rest left to the loop
 inline bool conn_ready(const Connection *conn)
 {
     return conn->state == ConnState::Ready && conn->link;

@@ -28,6 +28,10 @@ struct LinkOps {
     void (*close)(Connection *conn);
     // Write what is buffered for the socket now, best effort (at shutdown).
     void (*flush)(Connection *conn);
+    // One write of what is buffered, now rather than at the loop's next turn
+    // (a blocked caller about to poll for its reply); what does not fit, or a
+    // link that cannot write outside its loop, is left to the loop.
+    void (*write_now)(Connection *conn);
 };
 
 // hiredis async over libevent.

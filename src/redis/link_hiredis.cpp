@@ -132,6 +132,20 @@ static void flush(Connection *conn)
             break;
 }
 
-const LinkOps kHiredisLink = {open, send, close, flush};
+static void write_now(Connection *conn)
+{
+    auto *ac = static_cast<redisAsyncContext *>(conn->link);
+    // TLS keeps its own want-read/want-write state in hiredis_ssl's async
+    // handlers: only they write a TLS link.
+    if (!ac || conn->tls || (ac->c.flags & REDIS_CONNECTED) == 0)
+        return;
+    int done = 0;
+    // An error is left in the context: the loop's next write event finds it
+    // and reports the link down through the usual path.
+    if (redisBufferWrite(&ac->c, &done) == REDIS_OK && done && ac->ev.delWrite)
+        ac->ev.delWrite(ac->ev.data); // nothing left: no write event to wait for
+}
+
+const LinkOps kHiredisLink = {open, send, close, flush, write_now};
 
 } // namespace edgelock

@@ -130,7 +130,8 @@ static void link_close(Connection *conn)
 
 static void link_flush(Connection *) {}
 
-const LinkOps FakeLink::ops = {link_open, link_send, link_close, link_flush};
+static void link_write_now(Connection *) {}
+const LinkOps FakeLink::ops = {link_open, link_send, link_close, link_flush, link_write_now};
 
 FakeLink::FakeLink()
 {
