@@ -362,6 +362,9 @@ def main():
         for s in ("a_blocking", "a_async"):
             flush(port)
             rec(s, with_floor(port, bench, [bench, s] + P, count_key="ops_total"), rnd)
+        flush(port)  # a handle per key (lock_new + lock_free in every pair), as the README does
+        rec("a_blocking_fresh", with_floor(port, bench, [bench, "a_blocking", "--fresh", "1"] + P,
+                                           count_key="ops_total"), rnd)
         flush(port)
         rec("a2", run_json([bench, "a2"] + P), rnd)
         rb2 = {"c50_p16": redis_benchmark(port, sha, 50, 16, 100000),
@@ -457,7 +460,7 @@ def main():
     ratios = {}
     # edgelock's A and B carry a floor interleaved with them in the same
     # process; the references' use the probes right before and after the run.
-    for key in ("a_blocking", "a_async"):
+    for key in ("a_blocking", "a_blocking_fresh", "a_async"):
         if key in M:
             ratios[key] = {
                 "pairs_vs_floor": ratio_median(lambda o, k=key: o[k]["ratio_vs_floor"]),
@@ -475,7 +478,7 @@ def main():
                 "p99_in_rtts": ratio_median(lambda o, k=key: o[k]["pair_p99_us"] / pr(o, k, "hot_rtt_p50_us")),
                 "floor": "bracketing",
             }
-    for key in ("a_blocking", "a_async"):
+    for key in ("a_blocking", "a_blocking_fresh", "a_async"):
         if key in M:  # the same bracketing ratio as the references', for comparison
             ratios[key]["pairs_vs_floor_bracketing"] = ratio_median(
                 lambda o, k=key: o[k]["pairs_per_s"] / floor_pair_rate(o, k))
@@ -512,7 +515,7 @@ def main():
     # Redis cost per operation (pair, handoff cycle, acquisition), medians over rounds.
     redis_cost = {}
     for key, rs in runs.items():
-        if key in ("a_blocking", "a_async"):
+        if key in ("a_blocking", "a_blocking_fresh", "a_async"):
             continue  # polluted by the interleaved floor; see *_nofloor
         per = [r["redis_per_op"] for r in rs if "redis_per_op" in r]
         if not per:
@@ -534,6 +537,21 @@ def main():
     for key, label in (("a_blocking", "blocking"), ("a_async", "async")):
         v = ratios.get(key, {}).get("pairs_vs_floor")
         goal("A uncontended (%s)" % label, "pairs/s ÷ floor (1 / 2 hot RTT)", v, ">= 0.95", v is not None and v >= 0.95)
+    # Issue 13: the blocking API at the floor (the floor is plain sync hiredis
+    # sending the same scripts), a handle per key or reused, and its cost in
+    # context switches.
+    for key, label, target in (("a_blocking_fresh", "blocking, a handle per key", 0.90),
+                               ("a_blocking", "blocking, handle reused", 0.95)):
+        v = ratios.get(key, {}).get("pairs_vs_floor")
+        goal("A uncontended (%s; issue 13)" % label, "pairs/s ÷ plain sync hiredis, same scripts", v, ">= %.2f" % target,
+             v is not None and v >= target)
+    v = ratios.get("a_async", {}).get("vs_hiredis_async_pair")
+    goal("A uncontended (async; issue 13)", "pairs/s ÷ bare hiredis async, same commands", v, ">= 0.95",
+         v is not None and v >= 0.95)
+    for key, label in (("a_blocking_fresh", "a handle per key"), ("a_blocking", "handle reused")):
+        v = M.get(key, {}).get("context_switches_per_pair")
+        goal("A context switches (blocking, %s; issue 13)" % label, "per uncontended pair, whole process", v, "<= 2",
+             v is not None and v <= 2.0)
     v = ratios.get("a2", {}).get("vs_server_bound")
     goal("A2 pipelined", "acquisitions/s ÷ redis-benchmark -P 16", v, ">= 0.8", v is not None and v >= 0.8)
     v2 = ratios.get("a2", {}).get("vs_best_server_bound")
@@ -743,7 +761,8 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
 
     L = ["| Scenario | library / API | throughput | p50 | p99 | ratio (median of rounds) | notes |",
          "|---|---|---|---|---|---|---|"]
-    for label, key in (("edgelock blocking API", "a_blocking"), ("edgelock async API", "a_async"),
+    for label, key in (("edgelock blocking API, a handle per key", "a_blocking_fresh"),
+                       ("edgelock blocking API, handle reused", "a_blocking"), ("edgelock async API", "a_async"),
                        ("redis-py Lock", "redis-py_a"), ("node-redlock", "redlock_a")):
         if key not in M:
             continue

@@ -43,6 +43,16 @@
  * - Blocking calls need a client that owns its loop (created with base == NULL);
  *   they may be made from any number of threads at once. The owner of a lock
  *   taken by a blocking call is the calling thread, as in Redisson.
+ * - A client that owns its loop runs it on one thread at a time: a blocking
+ *   call that finds no other call inside the library runs the loop on its own
+ *   thread until its reply arrives (no hop to another thread), and serves the
+ *   calls other threads make meanwhile; with no call inside, the client's own
+ *   thread runs it (within about 2 ms), so the watchdog renews and loss is
+ *   reported while your threads do other work. So on such a client "the loop
+ *   thread" is whichever thread runs the loop at that moment: on_lock_lost and
+ *   the callbacks of async calls made from callbacks may run on the client's
+ *   thread or inside any thread's blocking call to that client. Keep them short
+ *   and non-blocking; blocking calls in them return EDGELOCK_ERR_WRONG_THREAD.
  * - Local calls (lock_new, lock_free, lock_valid, client_stats) work in both modes: on a
  *   client that owns its loop from any thread, otherwise on the loop thread.
  *

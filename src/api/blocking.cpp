@@ -293,18 +293,23 @@ void blocking_stop(Client *c)
     free_face(c);
 }
 
-// Admit r (mutex held); false when the client is stopping.
-static bool enter_locked(Client *c, BlockingRequest *r, bool may_lead)
+// Admit r: OK with the mutex held, or why not (the mutex not held).
+static edgelock_status enter(Client *c, BlockingRequest *r, bool may_lead)
 {
-    if (c->face->loop_stop)
-        return false;
+    if (!c->owns_base || on_loop_thread(c))
+        return EDGELOCK_ERR_WRONG_THREAD; // waiting on ourselves would never end
+    edgelock_port_mutex_lock(&c->face->mutex);
+    if (c->face->loop_stop) {
+        edgelock_port_mutex_unlock(&c->face->mutex);
+        return EDGELOCK_ERR_SHUTDOWN;
+    }
     edgelock_port_cond_init(&r->cond);
     c->face->blocking_callers++;
     r->done = false;
     r->promoted = false;
     r->may_lead = may_lead;
     r->thread_id = edgelock_port_thread_id();
-    return true;
+    return EDGELOCK_OK;
 }
 
 // r is done (mutex held, released here): its result, and the caller leaves.
@@ -328,14 +333,10 @@ static void post_locked(Client *c, BlockingRequest *r)
 
 edgelock_status blocking_post(Client *c, BlockingRequest *r)
 {
-    if (!c->owns_base || on_loop_thread(c))
-        return EDGELOCK_ERR_WRONG_THREAD;
+    edgelock_status st = enter(c, r, false);
+    if (st != EDGELOCK_OK)
+        return st;
     BlockingFace *f = c->face;
-    edgelock_port_mutex_lock(&f->mutex);
-    if (!enter_locked(c, r, false)) {
-        edgelock_port_mutex_unlock(&f->mutex);
-        return EDGELOCK_ERR_SHUTDOWN;
-    }
     f->loop_requests++;
     post_locked(c, r);
     if (f->leader == Leader::None)
@@ -355,14 +356,10 @@ edgelock_status blocking_wait(Client *c, BlockingRequest *r, int64_t *value)
 
 edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value)
 {
-    if (!c->owns_base || on_loop_thread(c))
-        return EDGELOCK_ERR_WRONG_THREAD;
+    edgelock_status st = enter(c, r, true);
+    if (st != EDGELOCK_OK)
+        return st;
     BlockingFace *f = c->face;
-    edgelock_port_mutex_lock(&f->mutex);
-    if (!enter_locked(c, r, true)) {
-        edgelock_port_mutex_unlock(&f->mutex);
-        return EDGELOCK_ERR_SHUTDOWN;
-    }
     for (;;) {
         if (f->loop_stop) { // not started: nothing to undo
             r->status = EDGELOCK_ERR_SHUTDOWN;

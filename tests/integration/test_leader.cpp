@@ -25,6 +25,32 @@ void short_watchdog(edgelock_config *cfg)
     cfg->watchdog_lease_ms = 900; // renewed every 300 ms
 }
 
+// The client under test, and another client holding the locks named, so that
+// the first one's calls on them wait.
+struct HeldElsewhere {
+    edgelock_client *holder = nullptr, *c = nullptr;
+    edgelock_lock held[2] = {}, mine[2] = {};
+    explicit HeldElsewhere(const char *n0, const char *n1 = nullptr)
+    {
+        RedisServer &r = shared_server();
+        holder = make_client(r.url());
+        c = make_client(r.url());
+        const char *names[2] = {n0, n1};
+        for (int i = 0; i < 2 && names[i] && holder && c; i++) {
+            held[i] = make_lock(holder, names[i]);
+            mine[i] = make_lock(c, names[i]);
+            CHECK_ST(edgelock_try_lock(holder, held[i], 0, 60000), EDGELOCK_OK);
+        }
+    }
+    bool ok() const { return holder && c; }
+    void release(int i) { CHECK_ST(edgelock_unlock(holder, held[i], nullptr), EDGELOCK_OK); }
+    ~HeldElsewhere()
+    {
+        edgelock_client_destroy(c);
+        edgelock_client_destroy(holder);
+    }
+};
+
 } // namespace
 
 // Thread A waits for a lock another client holds, so it leads (its loop runs
@@ -32,15 +58,11 @@ void short_watchdog(edgelock_config *cfg)
 // network and local alike, are served by A's loop and complete while A waits.
 TEST_CASE(a_waiting_caller_serves_the_other_threads_calls)
 {
-    RedisServer &r = shared_server();
-    edgelock_client *holder = make_client(r.url());
-    edgelock_client *c = make_client(r.url());
-    REQUIRE(holder && c);
-    edgelock_lock busy_h = make_lock(holder, "lead:busy");
-    edgelock_lock busy = make_lock(c, "lead:busy");
+    HeldElsewhere h("lead:busy");
+    REQUIRE(h.ok());
+    edgelock_client *c = h.c;
+    edgelock_lock busy = h.mine[0];
     edgelock_lock free_lk = make_lock(c, "lead:free");
-    CHECK_ST(edgelock_try_lock(holder, busy_h, 0, 60000), EDGELOCK_OK);
-
     std::atomic<bool> a_done{false};
     std::atomic<int> a_status{1};
     std::thread a([&] {
@@ -65,14 +87,10 @@ TEST_CASE(a_waiting_caller_serves_the_other_threads_calls)
     }
     CHECK(!a_done.load()); // all of that while A went on waiting
 
-    CHECK_ST(edgelock_unlock(holder, busy_h, nullptr), EDGELOCK_OK);
+    h.release(0);
     a.join();
     CHECK_EQ(a_status.load(), EDGELOCK_OK);
     CHECK(tables_idle(c));
-    edgelock_lock_free(c, busy);
-    edgelock_lock_free(c, free_lk);
-    edgelock_client_destroy(c);
-    edgelock_client_destroy(holder);
 }
 
 // A leads waiting for one lock, B waits for another behind A (a follower).
@@ -81,14 +99,10 @@ TEST_CASE(a_waiting_caller_serves_the_other_threads_calls)
 TEST_CASE(the_lead_passes_on_when_the_leader_leaves)
 {
     RedisServer &r = shared_server();
-    edgelock_client *holder = make_client(r.url());
-    edgelock_client *c = make_client(r.url());
-    REQUIRE(holder && c);
-    edgelock_lock h1 = make_lock(holder, "lead:one"), h2 = make_lock(holder, "lead:two");
-    edgelock_lock l1 = make_lock(c, "lead:one"), l2 = make_lock(c, "lead:two");
-    CHECK_ST(edgelock_try_lock(holder, h1, 0, 60000), EDGELOCK_OK);
-    CHECK_ST(edgelock_try_lock(holder, h2, 0, 60000), EDGELOCK_OK);
-
+    HeldElsewhere h("lead:one", "lead:two");
+    REQUIRE(h.ok());
+    edgelock_client *c = h.c;
+    edgelock_lock l1 = h.mine[0], l2 = h.mine[1];
     std::atomic<int> a_status{1}, b_status{1};
     std::atomic<bool> a_done{false}, b_done{false}, two_released{false};
     std::atomic<bool> b_before_release{false};
@@ -104,12 +118,12 @@ TEST_CASE(the_lead_passes_on_when_the_leader_leaves)
     });
     REQUIRE(wait_until(kHangMs, [&] { return stats_of(c).waiters == 2; }));
 
-    CHECK_ST(edgelock_unlock(holder, h1, nullptr), EDGELOCK_OK);
+    h.release(0);
     a.join();
     CHECK_EQ(a_status.load(), EDGELOCK_OK);
     CHECK(!b_done.load());
     two_released = true;
-    CHECK_ST(edgelock_unlock(holder, h2, nullptr), EDGELOCK_OK);
+    h.release(1);
     b.join();
     CHECK_EQ(b_status.load(), EDGELOCK_OK);
     CHECK(!b_before_release.load());
@@ -120,8 +134,6 @@ TEST_CASE(the_lead_passes_on_when_the_leader_leaves)
     CHECK_EQ(redis_integer(r, "EXISTS lead:two"), 1);
     CHECK_ST(edgelock_force_unlock(c, l1, nullptr), EDGELOCK_OK);
     CHECK_ST(edgelock_force_unlock(c, l2, nullptr), EDGELOCK_OK);
-    edgelock_client_destroy(c);
-    edgelock_client_destroy(holder);
 }
 
 // Eight threads on one client and one lock, each creating and freeing a handle
@@ -209,23 +221,20 @@ TEST_CASE(an_idle_client_still_renews_and_reports_loss)
 // both return SHUTDOWN, and destroy returns.
 TEST_CASE(destroy_ends_leader_and_follower)
 {
-    RedisServer &r = shared_server();
-    edgelock_client *holder = make_client(r.url());
-    edgelock_client *c = make_client(r.url());
-    REQUIRE(holder && c);
-    edgelock_lock h = make_lock(holder, "lead:destroy");
-    edgelock_lock lk = make_lock(c, "lead:destroy");
-    CHECK_ST(edgelock_try_lock(holder, h, 0, 60000), EDGELOCK_OK);
+    HeldElsewhere h("lead:destroy");
+    REQUIRE(h.ok());
+    edgelock_client *c = h.c;
+    edgelock_lock lk = h.mine[0];
     std::atomic<int> s1{1}, s2{1};
     std::thread t1([&] { s1 = edgelock_try_lock(c, lk, 120000, 10000); });
     REQUIRE(wait_until(kHangMs, [&] { return stats_of(c).waiters == 1; }));
     std::thread t2([&] { s2 = edgelock_try_lock(c, lk, 120000, 10000); });
     REQUIRE(wait_until(kHangMs, [&] { return stats_of(c).waiters == 2; }));
     edgelock_client_destroy(c);
+    h.c = nullptr; // destroyed above
     t1.join();
     t2.join();
     CHECK_EQ(s1.load(), EDGELOCK_ERR_SHUTDOWN);
     CHECK_EQ(s2.load(), EDGELOCK_ERR_SHUTDOWN);
-    CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
-    edgelock_client_destroy(holder);
+    h.release(0);
 }
