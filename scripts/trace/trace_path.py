@@ -12,6 +12,12 @@ indented by the entries open on that thread, with its direction by layer
   down = into a lower layer, up = into a higher one (callbacks on the way back),
   same = another file of the same layer, top = top-level.
 Then a table: per file, the number of entries, split by phase and by direction.
+A function that hiredis or libevent calls back (FROM_BELOW: the link's reply
+and connection callbacks, the reader guard, the event seam's timer, the
+blocking face's wake event) counts as top-level even when a kept frame is open
+below it on that thread: since the blocking caller runs the loop itself, the
+reply arrives inside its own blocking_call, through libevent frames that are
+not recorded.
 Phase: the way down lasts until control first re-enters the library from below,
 i.e. a top-level entry into the redis or event layer (the reply callback from
 hiredis/libevent); everything from there on is the way back. The criterion
@@ -24,6 +30,7 @@ when both phase columns are <= 1; files where it fails are listed.
 Python 3 standard library only.
 """
 import argparse
+import re
 import collections
 import os
 import subprocess
@@ -65,6 +72,9 @@ def resolve(binary, addrs):
 def layer(f):
     top = f.split("/", 1)[0]
     return LAYERS.index(top) if top in LAYERS else len(LAYERS)
+
+
+FROM_BELOW = re.compile(r"^edgelock::(reply_cb|connect_cb|disconnect_cb|guarded_\w+|fire|wake_cb|deferred_free)\b")
 
 
 def direction(caller, callee):
@@ -111,6 +121,8 @@ def analyse(path, binary, src, no_headers):
             continue
         f = src_file(addr)
         caller = next((fr[1] for fr in reversed(st) if fr[1] is not None), None)
+        if f is not None and FROM_BELOW.match(names[addr][0]):
+            caller = None  # called back by hiredis/libevent, whatever is open below
         entry = f is not None and f != caller
         if entry:
             d = direction(caller, f)

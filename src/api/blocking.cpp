@@ -199,7 +199,6 @@ static void lead_until_done(Client *c, BlockingRequest *r)
         if (r->done)
             break;
         edgelock_port_mutex_unlock(&c->face->mutex);
-        client_write_now(c); // what r (or the last turn) queued, before the poll
         // Blocks in the poll until something happens (the reply, a timer, a
         // follower's post); never empty: r has a deadline or a reply due.
         event_base_loop(c->base, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);

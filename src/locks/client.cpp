@@ -247,7 +247,8 @@ static bool build(Client *c, const LinkOps *link)
                      !cfg.tls_insecure_skip_verify,
                      c->sentinel_password[0] ? c->sentinel_password : nullptr,
                      false,
-                     false};
+                     false,
+                     c->owns_base}; // a blocked caller polls for its reply right after sending
     bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);
     cc.role = "subscriber";
     cc.pubsub = true;
@@ -347,11 +348,6 @@ void client_start(Client *c)
     conn_start(&c->sub_conn);
     if (c->url.sentinel)
         sentinel_watch_start(&c->sentinel_watch);
-}
-
-void client_write_now(Client *c)
-{
-    conn_write_now(&c->cmd_conn);
 }
 
 void client_shutdown(Client *c)

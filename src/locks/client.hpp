@@ -100,10 +100,7 @@ bool client_config_valid(const edgelock_config *cfg);
 // connections are not started. link: how connections reach Redis.
 Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_base, const LinkOps *link,
                       edgelock_status *st);
-void client_start(Client *c); // connect
-// Write the commands queued for Redis now, before the caller polls for the
-// reply (one poll fewer per call); the rest goes at the loop's next turn.
-void client_write_now(Client *c);
+void client_start(Client *c);    // connect
 void client_shutdown(Client *c); // complete everything with SHUTDOWN, close connections
 void client_destroy(Client *c);  // shutdown, then free (deferred when inside a callback)
 // Bytes allocated outside the tables, counted in edgelock_stats.table_bytes.

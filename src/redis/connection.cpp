@@ -176,6 +176,7 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->sentinel_password = cfg.sentinel_password;
     conn->to_sentinels = cfg.to_sentinels && cfg.url->sentinel;
     conn->pubsub = cfg.pubsub;
+    conn->write_at_once = cfg.write_at_once;
     memcpy(conn->host, cfg.url->host, sizeof(conn->host));
     conn->port = cfg.url->port;
     return timer_init(&conn->timer, loop, timer_fired, conn);
@@ -363,12 +364,6 @@ void conn_flush_output(Connection *conn)
 {
     if (conn_ready(conn))
         conn->ops->flush(conn);
-}
-
-void conn_write_now(Connection *conn)
-{
-    if (conn_ready(conn))
-        conn->ops->write_now(conn);
 }
 
 bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata)

@@ -41,6 +41,10 @@ struct ConnConfig {
     // and the owner's setup.
     bool to_sentinels;
     bool pubsub; // replies come unasked (messages) once subscribed
+    // Write each command as it is sent instead of at the loop's next turn: for
+    // a loop whose caller polls for one reply at a time (the blocking face),
+    // not where many commands queued in one turn should go in one write.
+    bool write_at_once;
 };
 
 struct Connection {
@@ -71,6 +75,7 @@ struct Connection {
     const char *sentinel_password;
     bool to_sentinels;    // as ConnConfig
     bool pubsub;          // as ConnConfig
+    bool write_at_once;   // as ConnConfig
     uint32_t replies_due; // commands sent on this link not yet answered
     // Which Redis process this link talks to: the first 64 bits of its run_id
     // (INFO server), 0 when unknown. It changes when Redis restarts, and with
@@ -90,7 +95,6 @@ void conn_start(Connection *conn);
 void conn_drop(Connection *conn);         // close now and reconnect later; replies due come as NULL
 void conn_close(Connection *conn);        // close for good (shutdown)
 void conn_flush_output(Connection *conn); // write what is buffered for the socket, now
-void conn_write_now(Connection *conn);    // one write now, the rest left to the loop
 inline bool conn_ready(const Connection *conn)
 {
     return conn->state == ConnState::Ready && conn->link;

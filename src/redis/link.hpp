@@ -20,18 +20,15 @@ struct LinkOps {
     // once, then conn_link_down() if the link drops. False: failed at once
     // (nothing will be called).
     bool (*open)(Connection *conn);
-    // Queue bytes of one command; its reply comes through conn_link_reply()
-    // with privdata, in order. False: not sent (no reply will come).
+    // Queue bytes of one command (written at once when conn->write_at_once);
+    // its reply comes through conn_link_reply() with privdata, in order.
+    // False: not sent (no reply will come).
     bool (*send)(Connection *conn, const char *buf, size_t len, void *privdata);
     // Close now. Every reply still due is delivered as NULL from inside this
     // call; no conn_link_connected()/conn_link_down() follows.
     void (*close)(Connection *conn);
     // Write what is buffered for the socket now, best effort (at shutdown).
     void (*flush)(Connection *conn);
-    // One write of what is buffered, now rather than at the loop's next turn
-    // (a blocked caller about to poll for its reply); what does not fit, or a
-    // link that cannot write outside its loop, is left to the loop.
-    void (*write_now)(Connection *conn);
 };
 
 // hiredis async over libevent.

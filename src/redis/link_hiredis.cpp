@@ -101,12 +101,36 @@ static bool open(Connection *conn)
     return ok;
 }
 
+// One write of the buffer now rather than at the loop's next turn, so a
+// blocked caller's poll waits for the reply only; what does not fit is left
+// to the write event.
+static void write_now(Connection *conn)
+{
+    auto *ac = static_cast<redisAsyncContext *>(conn->link);
+    // TLS keeps its own want-read/want-write state in hiredis_ssl's async
+    // handlers: only they write a TLS link.
+    if (!ac || conn->tls || (ac->c.flags & REDIS_CONNECTED) == 0)
+        return;
+    // Sent from inside one of this link's reply callbacks (the unlock latch's
+    // DEL after the release reply): nobody polls for it now; it goes with the
+    // next command, in one write.
+    if (ac->c.flags & REDIS_IN_CALLBACK)
+        return;
+    int done = 0;
+    // An error is left in the context: the loop's next write event finds it
+    // and reports the link down through the usual path.
+    if (redisBufferWrite(&ac->c, &done) == REDIS_OK && done && ac->ev.delWrite)
+        ac->ev.delWrite(ac->ev.data); // nothing left: no write event to wait for
+}
+
 static bool send(Connection *conn, const char *buf, size_t len, void *privdata)
 {
     auto *ac = static_cast<redisAsyncContext *>(conn->link);
     if (!ac || redisAsyncFormattedCommand(ac, reply_cb, privdata, buf, len) != REDIS_OK)
         return false;
     conn->replies_due++;
+    if (conn->write_at_once)
+        write_now(conn);
     return true;
 }
 
@@ -132,20 +156,6 @@ static void flush(Connection *conn)
             break;
 }
 
-static void write_now(Connection *conn)
-{
-    auto *ac = static_cast<redisAsyncContext *>(conn->link);
-    // TLS keeps its own want-read/want-write state in hiredis_ssl's async
-    // handlers: only they write a TLS link.
-    if (!ac || conn->tls || (ac->c.flags & REDIS_CONNECTED) == 0)
-        return;
-    int done = 0;
-    // An error is left in the context: the loop's next write event finds it
-    // and reports the link down through the usual path.
-    if (redisBufferWrite(&ac->c, &done) == REDIS_OK && done && ac->ev.delWrite)
-        ac->ev.delWrite(ac->ev.data); // nothing left: no write event to wait for
-}
-
-const LinkOps kHiredisLink = {open, send, close, flush, write_now};
+const LinkOps kHiredisLink = {open, send, close, flush};
 
 } // namespace edgelock

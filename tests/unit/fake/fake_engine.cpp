@@ -130,8 +130,7 @@ static void link_close(Connection *conn)
 
 static void link_flush(Connection *) {}
 
-static void link_write_now(Connection *) {}
-const LinkOps FakeLink::ops = {link_open, link_send, link_close, link_flush, link_write_now};
+const LinkOps FakeLink::ops = {link_open, link_send, link_close, link_flush};
 
 FakeLink::FakeLink()
 {
