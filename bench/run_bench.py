@@ -27,6 +27,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUT = os.path.join(HERE, "out")  # raw per-run output (gitignored)
+# B's scenarios and the library names their samples go under in the plots.
+B_LIBS = {"b_async": "edgelock async", "b_blocking": "edgelock blocking", "b_plain": "plain hiredis"}
 SYS_PY = "/usr/bin/python3"  # Debian's python3, where python3-redis lives
 FLOOR_OWNER = "5b0d3c1e-7a44-4f0e-9a57-0c2f1b9e8d41:4242"
 
@@ -336,7 +338,8 @@ def main():
             pass
 
     runs = {}  # name -> list of per-round objects
-    samples = {}  # library -> list of sample files
+    samples = {}  # library -> list of sample files (B)
+    samples_a = {}  # the same for A
 
     def rec(name, obj, rnd):
         obj = dict(obj)
@@ -359,12 +362,15 @@ def main():
         rb = {"c50_p16": redis_benchmark(port, sha, 50, 16, 100000),
               "c1_p512": redis_benchmark(port, sha, 1, 512, 100000)}
         rec("server_bound", rb, rnd)
-        for s in ("a_blocking", "a_async"):
+        a_runs = (("a_blocking", [bench, "a_blocking"], "edgelock blocking, handle reused"),
+                  ("a_async", [bench, "a_async"], "edgelock async"),
+                  # a handle per key (lock_new + lock_free in every pair), as the README does
+                  ("a_blocking_fresh", [bench, "a_blocking", "--fresh", "1"], "edgelock blocking, a handle per key"))
+        for s, argv, lib in a_runs:
             flush(port)
-            rec(s, with_floor(port, bench, [bench, s] + P, count_key="ops_total"), rnd)
-        flush(port)  # a handle per key (lock_new + lock_free in every pair), as the README does
-        rec("a_blocking_fresh", with_floor(port, bench, [bench, "a_blocking", "--fresh", "1"] + P,
-                                           count_key="ops_total"), rnd)
+            f = os.path.join(OUT, "a_%s_%d.txt" % (s, rnd))
+            rec(s, with_floor(port, bench, argv + ["--samples", f] + P, count_key="ops_total"), rnd)
+            samples_a.setdefault(lib, []).append(f)
         flush(port)
         rec("a2", run_json([bench, "a2"] + P), rnd)
         rb2 = {"c50_p16": redis_benchmark(port, sha, 50, 16, 100000),
@@ -372,17 +378,17 @@ def main():
         # The bound for A2 is the mean of the runs right before and after it.
         runs["server_bound"][-1] = dict(
             {k: (rb[k] + rb2[k]) / 2 if rb[k] and rb2[k] else rb[k] or rb2[k] for k in rb}, round=rnd)
-        for s in ("b_async", "b_blocking"):
+        for s in ("b_async", "b_blocking", "b_plain"):
             flush(port)
             f = os.path.join(OUT, "%s_%d.txt" % (s, rnd))
             rec(s, with_floor(port, bench, [bench, s, "--samples", f] + P, count_key="ops_total"), rnd)
-            samples.setdefault("edgelock " + s[2:], []).append(f)
-        for kind in ("reentrant", "fair"):
-            for api in ("async", "blocking"):
-                flush(port)
-                rec("c_%s_%s" % (kind, api),
-                    with_floor(port, bench, [bench, "c", "--kind", kind, "--api", api, "--ms", str(args.c_ms)] + P,
-                               count_key="ops_total"), rnd)
+            samples.setdefault(B_LIBS[s], []).append(f)
+        for kind, api in (("reentrant", "async"), ("reentrant", "blocking"), ("reentrant", "plain"),
+                          ("fair", "async"), ("fair", "blocking")):
+            flush(port)
+            rec("c_%s_%s" % (kind, api),
+                with_floor(port, bench, [bench, "c", "--kind", kind, "--api", api, "--ms", str(args.c_ms)] + P,
+                           count_key="ops_total"), rnd)
         refs = []
         if not py_skip:
             refs.append(("redis-py", [SYS_PY, ref_py]))
@@ -390,7 +396,9 @@ def main():
             refs.append(("redlock", ["node", ref_rl]))
         for lib, base in refs:
             flush(port)
-            rec(lib + "_a", with_floor(port, bench, base + ["a"] + P, count_key="ops_total"), rnd)
+            f = os.path.join(OUT, "a_%s_%d.txt" % (lib, rnd))
+            rec(lib + "_a", with_floor(port, bench, base + ["a", "--samples", f] + P, count_key="ops_total"), rnd)
+            samples_a.setdefault(lib, []).append(f)
             if rnd < args.ref_b_rounds:
                 flush(port)
                 f = os.path.join(OUT, "b_%s_%d.txt" % (lib, rnd))
@@ -405,6 +413,10 @@ def main():
     for rnd in range(1 if args.quick else 3):
         flush(port)
         rec("d", run_json([bench, "d", "--port", str(port)], timeout=120), rnd)
+        for holds in (10, 10000):  # a pair's cost beside 10 and beside 10,000 held locks
+            flush(port)
+            rec("d_cost_%d" % holds, run_json([bench, "d_cost", "--holds", str(holds), "--port", str(port)],
+                                              timeout=180), rnd)
     log("E: allocations and RSS")
     for rnd in range(1 if args.quick else 3):
         flush(port)
@@ -487,7 +499,7 @@ def main():
             "vs_server_bound": ratio_median(lambda o: o["a2"]["acquisitions_per_s"] / o["server_bound"]["c50_p16"]),
             "vs_best_server_bound": ratio_median(lambda o: o["a2"]["acquisitions_per_s"] / best_bound(o)),
         }
-    for key in ("b_async", "b_blocking"):
+    for key in ("b_async", "b_blocking", "b_plain"):
         if key in M:
             ratios[key] = {
                 "p50_in_idle_rtts": ratio_median(lambda o, k=key: o[k]["p50_in_idle_rtts"]),
@@ -496,22 +508,32 @@ def main():
                     lambda o, k=key: o[k]["handoff_p50_us"] / pr(o, k, "idle_rtt_p50_us")),
                 "floor": "interleaved",
             }
+    # Issue 13: against a plain client of the same protocol (plain_lock.cpp).
+    for key in ("b_async", "b_blocking", "redis-py_b", "redlock_b"):
+        if key in M and "b_plain" in M:
+            ratios.setdefault(key, {})["p50_vs_plain"] = ratio_median(
+                lambda o, k=key: o[k]["handoff_p50_us"] / o["b_plain"]["handoff_p50_us"])
     for key in ("redis-py_b", "redlock_b"):
         if key in M:
-            ratios[key] = {
+            ratios.setdefault(key, {}).update({
                 "p50_in_idle_rtts": ratio_median(lambda o, k=key: o[k]["handoff_p50_us"] / pr(o, k, "idle_rtt_p50_us")),
                 "p99_in_idle_rtts": ratio_median(lambda o, k=key: o[k]["handoff_p99_us"] / pr(o, k, "idle_rtt_p50_us")),
                 "floor": "bracketing",
-            }
-    for key in ("c_reentrant_async", "c_reentrant_blocking", "c_fair_async", "c_fair_blocking", "redis-py_c",
-                "redlock_c"):
+            })
+    for key in ("c_reentrant_async", "c_reentrant_blocking", "c_reentrant_plain", "c_fair_async",
+                "c_fair_blocking", "redis-py_c", "redlock_c"):
         if key in M:
             ratios[key] = {
+                "vs_plain": ratio_median(lambda o, k=key: o[k]["acquisitions_per_s"]
+                                         / o["c_reentrant_plain"]["acquisitions_per_s"]),
                 "vs_bound": ratio_median(lambda o, k=key: o[k]["acquisitions_per_s"] / c_bound(o, k)),
                 "min_over_max": ratio_median(
                     lambda o, k=key: o[k]["per_client_min"] / o[k]["per_client_max"] if o[k]["per_client_max"] else 0.0),
                 "exclusion_ok_all_runs": all(r.get("exclusion_ok") is True for r in runs[key]),
             }
+    if "d_cost_10" in M and "d_cost_10000" in M:
+        ratios["d_cost"] = {"cpu_10000_vs_10": ratio_median(
+            lambda o: o["d_cost_10000"]["client_cpu_us_per_pair"] / o["d_cost_10"]["client_cpu_us_per_pair"])}
     # Redis cost per operation (pair, handoff cycle, acquisition), medians over rounds.
     redis_cost = {}
     for key, rs in runs.items():
@@ -572,6 +594,39 @@ def main():
              r.get("exclusion_ok_all_runs"), "true", r.get("exclusion_ok_all_runs") is True)
     v = M.get("d", {}).get("renew_calls_per_100_locks")
     goal("D watchdog", "script calls per 100 held locks per period", v, "<= 1", v is not None and v <= 1.0)
+    # Issue 13: against a plain client of the same protocol, and the references.
+    for key, label in (("b_async", "async"), ("b_blocking", "blocking")):
+        v = ratios.get(key, {}).get("p50_vs_plain")
+        goal("B handoff (%s; issue 13)" % label, "p50 ÷ plain hiredis client's p50", v, "<= 1.0",
+             v is not None and v <= 1.0)
+    for key, label in (("c_reentrant_async", "async"), ("c_reentrant_blocking", "blocking")):
+        v = ratios.get(key, {}).get("vs_plain")
+        goal("C contended (reentrant, %s; issue 13)" % label, "acquisitions/s ÷ plain hiredis clients'", v,
+             ">= 1.0", v is not None and v >= 1.0)
+        f = ratios.get(key, {}).get("min_over_max")
+        goal("C spread (reentrant, %s; issue 13)" % label, "slowest ÷ busiest client", f, ">= 0.2",
+             f is not None and f >= 0.2)
+    v = ratios.get("d_cost", {}).get("cpu_10000_vs_10")
+    goal("D cost (issue 13)", "client CPU per pair beside 10,000 held locks ÷ beside 10", v, "<= 1.2",
+         v is not None and v <= 1.2)
+
+    def ahead(mine, theirs, higher_better):
+        if mine is None or not theirs:
+            return None
+        return all((mine > t) if higher_better else (mine < t) for t in theirs)
+    refs_a = [M[k]["pairs_per_s"] for k in ("redis-py_a", "redlock_a") if k in M]
+    refs_b = [M[k]["handoff_p50_us"] for k in ("redis-py_b", "redlock_b") if k in M]
+    refs_c = [M[k]["acquisitions_per_s"] for k in ("redis-py_c", "redlock_c") if k in M]
+    for what, mine, theirs, hb in (
+            ("A (blocking, a handle per key)", M.get("a_blocking_fresh", {}).get("pairs_per_s"), refs_a, True),
+            ("A (async)", M.get("a_async", {}).get("pairs_per_s"), refs_a, True),
+            ("B (blocking)", M.get("b_blocking", {}).get("handoff_p50_us"), refs_b, False),
+            ("B (async)", M.get("b_async", {}).get("handoff_p50_us"), refs_b, False),
+            ("C (reentrant, blocking)", M.get("c_reentrant_blocking", {}).get("acquisitions_per_s"), refs_c, True),
+            ("C (reentrant, async)", M.get("c_reentrant_async", {}).get("acquisitions_per_s"), refs_c, True)):
+        ok = ahead(mine, theirs, hb)
+        goal("%s ahead of redis-py and node-redlock (issue 13)" % what,
+             "pairs/s, handoff p50 or acquisitions/s, medians", ok, "true", ok)
 
     machine = {"nproc": os.cpu_count(), "cpu_model": cpu_model(), "kernel": platform.release(),
                "mem_total_kib": None}
@@ -625,7 +680,7 @@ def main():
         json.dump(results, f, indent=1, sort_keys=False)
         f.write("\n")
 
-    plots = plot_handoffs(samples, M)
+    plots = plot_a(samples_a, M) + plot_handoffs(samples, M) + plot_c(runs)
     write_markdown(results, M, ratios, goals, rss, plots, skipped)
     log("done in %.0f s: bench/results.json, BENCHMARKS.md" % elapsed)
     bad = [g["goal"] for g in goals if g["met"] is False]
@@ -635,15 +690,20 @@ def main():
 def render_only():
     with open(os.path.join(HERE, "results.json")) as f:
         res = json.load(f)
-    samples = {}
-    for name in sorted(os.listdir(OUT)):
-        m = re.match(r"(b_async|b_blocking)_\d+\.txt$", name)
+    samples, samples_a = {}, {}
+    a_libs = {"a_blocking": "edgelock blocking, handle reused", "a_async": "edgelock async",
+              "a_blocking_fresh": "edgelock blocking, a handle per key", "redis-py": "redis-py", "redlock": "redlock"}
+    for name in sorted(os.listdir(OUT)) if os.path.isdir(OUT) else []:
+        m = re.match(r"(b_async|b_blocking|b_plain)_\d+\.txt$", name)
         if m:
-            samples.setdefault("edgelock " + m.group(1)[2:], []).append(os.path.join(OUT, name))
+            samples.setdefault(B_LIBS[m.group(1)], []).append(os.path.join(OUT, name))
         m = re.match(r"b_(redis-py|redlock)_\d+\.txt$", name)
         if m:
             samples.setdefault(m.group(1), []).append(os.path.join(OUT, name))
-    plots = plot_handoffs(samples, res["medians"])
+        m = re.match(r"a_(a_blocking_fresh|a_blocking|a_async|redis-py|redlock)_\d+\.txt$", name)
+        if m:
+            samples_a.setdefault(a_libs[m.group(1)], []).append(os.path.join(OUT, name))
+    plots = plot_a(samples_a, res["medians"]) + plot_handoffs(samples, res["medians"]) + plot_c(res["runs"])
     write_markdown(res, res["medians"], res["ratios"], res["goals"], res["rss"], plots, res["skipped"])
     log("rendered BENCHMARKS.md from bench/results.json")
 
@@ -667,7 +727,7 @@ def plot_handoffs(samples, M):
         log("gnuplot not installed: no PNGs")
         return []
     idle_us = M.get("b_async", {}).get("idle_rtt_p50_us") or M.get("floor", {}).get("idle_rtt_p50_us")
-    groups = [("edgelock", ["edgelock async", "edgelock blocking"], "µs", 1.0),
+    groups = [("edgelock", ["edgelock async", "edgelock blocking", "plain hiredis"], "µs", 1.0),
               ("redis-py", ["redis-py"], "ms", 1000.0), ("redlock", ["redlock"], "ms", 1000.0)]
     made = []
     cdf_series = []
@@ -691,11 +751,7 @@ def plot_handoffs(samples, M):
                 for b in range(0, 41):
                     f.write("%g %d\n" % (lo + (b + 0.5) * width, counts.get(b, 0)))
             data_files.append((lib, path, len(v)))
-            cdf = os.path.join(OUT, "cdf_%s.dat" % lib.replace(" ", "_"))
-            with open(cdf, "w") as f:
-                for i, x in enumerate(v):
-                    f.write("%g %g\n" % (x / 1000.0, (i + 1) / len(v)))
-            cdf_series.append((lib, cdf))
+            cdf_series.append((lib, v))
         png = os.path.join(HERE, "handoff_%s.png" % name)
         gp = ["set terminal pngcairo size 800,450 font 'sans,10'",
               "set output '%s'" % png,
@@ -710,19 +766,96 @@ def plot_handoffs(samples, M):
         gp.append("plot " + plots)
         if run_gnuplot(gp):
             made.append(os.path.relpath(png, ROOT))
-    if cdf_series:
-        png = os.path.join(HERE, "handoff_cdf.png")
-        gp = ["set terminal pngcairo size 800,450 font 'sans,10'", "set output '%s'" % png,
-              "set title 'Handoff latency, every library (cumulative, log scale)'",
-              "set xlabel 'latency (ms)'", "set ylabel 'fraction of handoffs'", "set logscale x", "set grid",
-              "set key bottom right", "set yrange [0:1]"]
-        if idle_us:
-            gp.append("set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 lc rgb 'black'"
-                      % (idle_us / 1000.0, idle_us / 1000.0))
-            gp.append("set label 'idle RTT' at %g, graph 0.5 offset 0.5,0" % (idle_us / 1000.0))
-        gp.append("plot " + ", ".join("'%s' using 1:2 with lines lw 2 title '%s'" % (p, lib) for lib, p in cdf_series))
-        if run_gnuplot(gp):
-            made.append(os.path.relpath(png, ROOT))
+    if cdf_series and plot_cdf(cdf_series, "handoff_cdf", "Handoff latency, every library (cumulative, log scale)",
+                               idle_us, "idle RTT"):
+        made.append(os.path.relpath(os.path.join(HERE, "handoff_cdf.png"), ROOT))
+    return made
+
+
+def plot_cdf(series, name, title, mark_us=None, mark_label=""):
+    """bench/NAME.png: the cumulative distribution of each (label, sorted µs values), log x in ms."""
+    files = []
+    for lib, v in series:
+        path = os.path.join(OUT, "cdf_%s_%s.dat" % (name, re.sub(r"[^A-Za-z0-9]+", "_", lib)))
+        with open(path, "w") as f:
+            for i, x in enumerate(v):
+                f.write("%g %g\n" % (x / 1000.0, (i + 1) / len(v)))
+        files.append((lib, path))
+    png = os.path.join(HERE, name + ".png")
+    gp = ["set terminal pngcairo size 800,450 font 'sans,10'", "set output '%s'" % png,
+          "set title '%s'" % title, "set xlabel 'latency (ms)'", "set ylabel 'fraction'", "set logscale x",
+          "set grid", "set key bottom right", "set yrange [0:1]"]
+    if mark_us:
+        gp.append("set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 lc rgb 'black'"
+                  % (mark_us / 1000.0, mark_us / 1000.0))
+        gp.append("set label '%s' at %g, graph 0.5 offset 0.5,0" % (mark_label, mark_us / 1000.0))
+    gp.append("plot " + ", ".join("'%s' using 1:2 with lines lw 2 title '%s'" % (p, lib) for lib, p in files))
+    return run_gnuplot(gp)
+
+
+def plot_a(samples_a, M):
+    """A: the distribution of one uncontended lock+unlock pair, per library."""
+    if not shutil.which("gnuplot"):
+        return []
+    order = ["edgelock blocking, a handle per key", "edgelock blocking, handle reused", "edgelock async",
+             "redis-py", "redlock"]
+    series = [(lib, read_samples(samples_a.get(lib, []))) for lib in order]
+    series = [(lib, v) for lib, v in series if v]
+    floor = M.get("floor", {}).get("pair_sync_p50_us")
+    if series and plot_cdf(series, "a_latency_cdf", "A: one uncontended lock+unlock pair (cumulative, all rounds)",
+                           floor, "plain sync hiredis p50"):
+        return [os.path.relpath(os.path.join(HERE, "a_latency_cdf.png"), ROOT)]
+    return []
+
+
+# C's rows in the plots, in order.
+C_LIBS = (("c_reentrant_async", "edgelock reentrant, async"), ("c_reentrant_blocking", "edgelock reentrant, blocking"),
+          ("c_reentrant_plain", "plain hiredis, reentrant"), ("c_fair_async", "edgelock fair, async"),
+          ("c_fair_blocking", "edgelock fair, blocking"), ("redis-py_c", "redis-py"), ("redlock_c", "node-redlock"))
+
+
+def plot_c(runs):
+    """C: total acquisitions/s per library, and each client's share (busiest first), median round."""
+    if not shutil.which("gnuplot"):
+        return []
+    rows = []
+    for key, lib in C_LIBS:
+        rs = [r for r in runs.get(key, []) if r.get("per_client") and r.get("acquisitions_per_s")]
+        if not rs:
+            continue
+        rs.sort(key=lambda r: r["acquisitions_per_s"])
+        mid = rs[len(rs) // 2]  # the median round by throughput
+        per_s = [n / mid["seconds"] for n in sorted(mid["per_client"], reverse=True)]
+        rows.append((lib, mid["acquisitions_per_s"], per_s))
+    if not rows:
+        return []
+    made = []
+    tp = os.path.join(OUT, "c_throughput.dat")
+    with open(tp, "w") as f:
+        for i, (lib, total, _) in enumerate(rows):
+            f.write('%d "%s" %g\n' % (i, lib, total))
+    png = os.path.join(HERE, "c_throughput.png")
+    if run_gnuplot(["set terminal pngcairo size 800,450 font 'sans,10'", "set output '%s'" % png,
+                    "set title 'C: 8 clients on one lock, acquisitions/s (median round)'",
+                    "set ylabel 'acquisitions/s'", "set grid ytics", "set style fill solid 0.6 border",
+                    "set boxwidth 0.7", "set xtics rotate by -25", "set yrange [0:*]", "unset key",
+                    "plot '%s' using 1:3:xtic(2) with boxes" % tp]):
+        made.append(os.path.relpath(png, ROOT))
+    spread = os.path.join(OUT, "c_spread.dat")
+    with open(spread, "w") as f:
+        for lib, _, per_s in rows:
+            f.write("# %s\n" % lib)
+            for rank, v in enumerate(per_s, 1):
+                f.write("%d %g\n" % (rank, v))
+            f.write("\n\n")
+    png = os.path.join(HERE, "c_spread.png")
+    plots = ", ".join("'%s' index %d using 1:2 with linespoints lw 2 title '%s'" % (spread, i, lib)
+                      for i, (lib, _, _) in enumerate(rows))
+    if run_gnuplot(["set terminal pngcairo size 800,450 font 'sans,10'", "set output '%s'" % png,
+                    "set title 'C: acquisitions/s of each client, busiest first (median round)'",
+                    "set xlabel 'client (busiest first)'", "set ylabel 'acquisitions/s'", "set grid",
+                    "set key outside right", "set xrange [0.5:8.5]", "set yrange [0:*]", "plot " + plots]):
+        made.append(os.path.relpath(png, ROOT))
     return made
 
 
@@ -785,10 +918,13 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
                     fmt(r("a2", "vs_best_server_bound")), fmt(a2.get("releases_per_s")), fmt(a2.get("cycles_per_s"))))
     for label, key in (("edgelock async API (2 clients, 1 loop)", "b_async"),
                        ("edgelock blocking API (2 clients, 2 threads)", "b_blocking"),
+                       ("plain hiredis, same protocol (2 clients, 2 threads)", "b_plain"),
                        ("redis-py Lock", "redis-py_b"), ("node-redlock", "redlock_b")):
         if key not in M:
             continue
         note = "p99 = %s idle RTT" % fmt(r(key, "p99_in_idle_rtts"))
+        if r(key, "p50_vs_plain") is not None:
+            note += "; p50 **%s** of the plain client's" % fmt(r(key, "p50_vs_plain"))
         if key == "b_async":
             note += "; A's own release round trip alone: p50 %s" % us(M[key].get("release_rtt_p50_us"))
         if key.startswith("b_"):
@@ -798,6 +934,7 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
                     fmt(r(key, "p50_in_idle_rtts")), r(key, "floor"), note))
     for label, key in (("edgelock reentrant, async API", "c_reentrant_async"),
                        ("edgelock reentrant, blocking API", "c_reentrant_blocking"),
+                       ("plain hiredis, same protocol (reentrant, a thread per client)", "c_reentrant_plain"),
                        ("edgelock fair, async API", "c_fair_async"),
                        ("edgelock fair, blocking API", "c_fair_blocking"),
                        ("redis-py Lock", "redis-py_c"), ("node-redlock", "redlock_c")):
@@ -808,6 +945,8 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
         if c.get("client_cpu_us_per_acquisition"):
             cpu = "; client CPU %s per acquisition (%s %% of a core)" % (
                 us(c["client_cpu_us_per_acquisition"]), fmt(c.get("client_cpu_pct_of_core")))
+        if r(key, "vs_plain") is not None and key != "c_reentrant_plain":
+            cpu += "; **%s** of the plain clients' acquisitions/s" % fmt(r(key, "vs_plain"))
         L.append("| **C** 8 clients, one lock, lock-GET-SET-unlock | %s | %s acq/s | | | **%s** of 3-RTT bound (bracketing) | per client min %s / max %s (min/max **%s**); counter = acquisitions: %s%s |"
                  % (label, fmt(c.get("acquisitions_per_s")), fmt(r(key, "vs_bound")), fmt(c.get("per_client_min")),
                     fmt(c.get("per_client_max")), fmt(r(key, "min_over_max")),
@@ -825,6 +964,11 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
              % (fmt(d.get("cpu_ms_per_period")), fmt(d.get("cpu_pct_of_core"))))
     L.append("| D: taking the 10,000 locks (500 in flight) | %s s wall, %s s CPU |"
              % (fmt(d.get("acquire_s")), fmt(d.get("acquire_cpu_s"))))
+    for holds in (10, 10000):
+        dc = M.get("d_cost_%d" % holds, {})
+        L.append("| D: an uncontended blocking pair (a handle per key) beside %s held locks | %s pairs/s, client CPU %s µs per pair |"
+                 % ("{:,}".format(holds), fmt(dc.get("pairs_per_s")), fmt(dc.get("client_cpu_us_per_pair"))))
+    L.append("| D: client CPU per pair, 10,000 held ÷ 10 held | **%s** |" % fmt(r("d_cost", "cpu_10000_vs_10")))
     L.append("| E: heap allocations per lock+unlock, plain hiredis async floor (same commands) | %s |"
              % fmt(e.get("hiredis_floor_allocs_per_pair")))
     L.append("| E: … edgelock async API, whole process (edgelock + hiredis + libevent) | %s |"

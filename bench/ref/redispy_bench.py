@@ -4,7 +4,7 @@ Same scenarios as edgelock_bench, at redis-py's default retry settings
 (Lock.acquire polls every `sleep=0.1` s while the lock is held elsewhere).
 One JSON object per call on stdout.
 
-    python3 redispy_bench.py a --port P [--pairs N]
+    python3 redispy_bench.py a --port P [--pairs N --samples FILE]
     python3 redispy_bench.py b --port P [--pairs K --handoffs N --samples FILE]
     python3 redispy_bench.py c --port P [--clients 8 --ms 2000]
 """
@@ -55,6 +55,10 @@ def scenario_a(args):
         if i >= warm:
             lat.append(t1 - t0)
     elapsed = (time.perf_counter_ns() - start) / 1e9
+    if args.samples:
+        with open(args.samples, "w") as f:
+            for v in lat:
+                f.write("%.3f\n" % (v / 1000.0))
     out = {"scenario": "a", "library": "redis-py", "pairs_per_s": n / elapsed, "ops_total": warm + n}
     out.update(latency("pair", lat))
     return out

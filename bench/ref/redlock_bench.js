@@ -2,7 +2,7 @@
 // one Redis server, at redlock's default retry settings (retryCount 10,
 // retryDelay 200 ms, retryJitter 100 ms). One JSON object per call on stdout.
 //
-//   node redlock_bench.js a --port P [--pairs N]
+//   node redlock_bench.js a --port P [--pairs N --samples FILE]
 //   node redlock_bench.js b --port P [--pairs K --handoffs N --samples FILE]
 //   node redlock_bench.js c --port P [--clients 8 --ms 2000]
 'use strict';
@@ -67,6 +67,7 @@ async function scenarioA(args) {
   }
   const elapsed = Number(now() - start) / 1e9;
   r.disconnect();
+  if (args.samples) fs.writeFileSync(args.samples, lat.map((v) => (Number(v) / 1000).toFixed(3)).join('\n') + '\n');
   return Object.assign({ scenario: 'a', library: 'redlock', pairs_per_s: n / elapsed, ops_total: warm + n }, latency('pair', lat));
 }
 

@@ -10,8 +10,10 @@
 //   edgelock_bench a2         --port P   A2: many locks in flight on one client
 //   edgelock_bench b_async    --port P   B: handoff, two clients on one event loop
 //   edgelock_bench b_blocking --port P   B: handoff, two clients, two threads
-//   edgelock_bench c --kind reentrant|fair --api async|blocking --port P
+//   edgelock_bench b_plain    --port P   B: the same between two plain Redisson-protocol clients
+//   edgelock_bench c --kind reentrant|fair --api async|blocking|plain --port P
 //   edgelock_bench d          --port P   D: 10,000 holds under the watchdog
+//   edgelock_bench d_cost --holds N --port P   D: a pair's cost while N locks are held
 //   edgelock_bench e_rss --locks N --port P   E: RSS against table size
 #include <event2/event.h>
 #include <hiredis/adapters/libevent.h>
@@ -24,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -32,6 +35,7 @@
 #include "edgelock/edgelock.h"
 #include "redisson/names.hpp"
 #include "redisson/scripts.hpp"
+#include "plain_lock.hpp"
 #include "util.hpp"
 
 using namespace bench;
@@ -46,19 +50,6 @@ const char kFloorOwner[] = "5b0d3c1e-7a44-4f0e-9a57-0c2f1b9e8d41:4242";
 std::string url_of(int port)
 {
     return "redis://127.0.0.1:" + std::to_string(port);
-}
-
-std::string latch_of(const std::string &name, uint64_t i)
-{
-    char id[40];
-    snprintf(id, sizeof(id), ":%016llx%016llx", (unsigned long long)(i * 0x9e3779b97f4a7c15ull),
-             (unsigned long long)i);
-    return std::string(edgelock::kUnlockLatchPrefix) + ":{" + name + "}" + id;
-}
-
-std::string channel_of(const std::string &name)
-{
-    return std::string(edgelock::kLockChannelPrefix) + ":{" + name + "}";
 }
 
 // ---- event loop helpers (event-loop mode clients run on our own base) -------------
@@ -390,6 +381,19 @@ struct Interleaved {
     }
 };
 
+// One latency a line, in µs (--samples FILE), for the plots.
+void write_samples(const std::string &path, const Samples &s)
+{
+    if (path.empty())
+        return;
+    FILE *f = fopen(path.c_str(), "w");
+    if (!f)
+        die("cannot write %s", path.c_str());
+    for (double v : s.v)
+        fprintf(f, "%.3f\n", v / 1000.0);
+    fclose(f);
+}
+
 int cmd_a_blocking(const Options &o)
 {
     int port = (int)o.get("port", 0);
@@ -444,6 +448,7 @@ int cmd_a_blocking(const Options &o)
     edgelock_client_destroy(c);
     redisFree(il.floor_ctx);
     Json j;
+    write_samples(o.get_str("samples", ""), il.pairs);
     j.str("scenario", fresh ? "a_blocking_fresh" : "a_blocking");
     j.integer("ops_total", warm + n);
     il.report(j, n);
@@ -560,6 +565,7 @@ int cmd_a_async(const Options &o)
     edgelock_client_destroy(a.c);
     redisAsyncFree(f.ac);
     redisFree(il.floor_ctx);
+    write_samples(o.get_str("samples", ""), il.pairs);
     Json j;
     j.str("scenario", "a_async");
     j.integer("ops_total", warm + n);
@@ -727,18 +733,6 @@ void ho_start(Handoff *h)
     check_st(edgelock_lock_async(h->a, h->la, 1, 0, kLease, ho_a_locked, h), "A lock_async");
 }
 
-void write_samples(const std::string &path, const Samples &s)
-{
-    if (path.empty())
-        return;
-    FILE *f = fopen(path.c_str(), "w");
-    if (!f)
-        die("cannot write %s", path.c_str());
-    for (double v : s.v)
-        fprintf(f, "%.3f\n", v / 1000.0);
-    fclose(f);
-}
-
 int cmd_b_async(const Options &o)
 {
     int port = (int)o.get("port", 0);
@@ -781,18 +775,17 @@ int cmd_b_async(const Options &o)
     return 0;
 }
 
-int cmd_b_blocking(const Options &o)
+// B on two threads, one lock client each: A holds, B waits (try_lock with a
+// long wait); after 3-8 ms A unlocks; the handoff is from A's unlock call to
+// B's lock call returning. Lock is how a side takes and gives up the lock.
+struct ThreadLock {
+    std::function<void()> lock, unlock;
+};
+
+int handoff_threads(const Options &o, const char *scenario, ThreadLock a, ThreadLock b)
 {
     int port = (int)o.get("port", 0);
     const int warm = 20, n = (int)o.get("handoffs", 200);
-    edgelock_client *ca = new_client(port, nullptr, 8), *cb = new_client(port, nullptr, 8);
-    wait_connected_blocking(ca);
-    wait_connected_blocking(cb);
-    const char name[] = "bench:b:blocking";
-    edgelock_lock la, lb;
-    check_st(edgelock_lock_new(ca, name, strlen(name), &la), "lock_new");
-    check_st(edgelock_lock_new(cb, name, strlen(name), &lb), "lock_new");
-
     std::mutex m;
     std::condition_variable cv;
     int go = -1, done = -1;
@@ -803,9 +796,9 @@ int cmd_b_blocking(const Options &o)
                 std::unique_lock<std::mutex> g(m);
                 cv.wait(g, [&] { return go == i; });
             }
-            check_st(edgelock_try_lock(cb, lb, 30000, kLease), "B try_lock");
+            b.lock();
             uint64_t t = now_ns();
-            check_st(edgelock_unlock(cb, lb, nullptr), "B unlock");
+            b.unlock();
             std::lock_guard<std::mutex> g(m);
             t1 = t;
             done = i;
@@ -820,7 +813,7 @@ int cmd_b_blocking(const Options &o)
         idle_probe(probe, 1, 5000, &one); // the idle round trip, interleaved
         if (i >= warm)
             idle.add(one.v[0]);
-        check_st(edgelock_try_lock(ca, la, 0, kLease), "A try_lock");
+        a.lock();
         {
             std::lock_guard<std::mutex> g(m);
             go = i;
@@ -828,7 +821,7 @@ int cmd_b_blocking(const Options &o)
         }
         sleep_us(3000 + rand_u32() % 5000);
         uint64_t t0 = now_ns();
-        check_st(edgelock_unlock(ca, la, nullptr), "A unlock");
+        a.unlock();
         std::unique_lock<std::mutex> g(m);
         cv.wait(g, [&] { return done == i; });
         if (i >= warm)
@@ -836,11 +829,9 @@ int cmd_b_blocking(const Options &o)
     }
     waiter.join();
     redisFree(probe);
-    edgelock_client_destroy(ca);
-    edgelock_client_destroy(cb);
     write_samples(o.get_str("samples", ""), lat);
     Json j;
-    j.str("scenario", "b_blocking");
+    j.str("scenario", scenario);
     j.integer("ops_total", warm + n);
     j.latency("handoff", lat);
     j.latency("idle_rtt", idle);
@@ -848,6 +839,42 @@ int cmd_b_blocking(const Options &o)
     j.num("p99_in_idle_rtts", lat.pct(99) / idle.pct(50));
     j.print();
     return 0;
+}
+
+int cmd_b_blocking(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    edgelock_client *ca = new_client(port, nullptr, 8), *cb = new_client(port, nullptr, 8);
+    wait_connected_blocking(ca);
+    wait_connected_blocking(cb);
+    const char name[] = "bench:b:blocking";
+    edgelock_lock la, lb;
+    check_st(edgelock_lock_new(ca, name, strlen(name), &la), "lock_new");
+    check_st(edgelock_lock_new(cb, name, strlen(name), &lb), "lock_new");
+    int rc = handoff_threads(
+        o, "b_blocking",
+        {[&] { check_st(edgelock_try_lock(ca, la, 0, kLease), "A try_lock"); },
+         [&] { check_st(edgelock_unlock(ca, la, nullptr), "A unlock"); }},
+        {[&] { check_st(edgelock_try_lock(cb, lb, 30000, kLease), "B try_lock"); },
+         [&] { check_st(edgelock_unlock(cb, lb, nullptr), "B unlock"); }});
+    edgelock_client_destroy(ca);
+    edgelock_client_destroy(cb);
+    return rc;
+}
+
+// The same handoff between two plain Redisson-protocol clients (plain_lock.hpp):
+// what B costs with nothing but the protocol's own round trips.
+int cmd_b_plain(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    PlainLock pa, pb;
+    plain_open(&pa, port, "bench:b:plain", std::string(kFloorOwner) + "1");
+    plain_open(&pb, port, "bench:b:plain", std::string(kFloorOwner) + "2");
+    int rc = handoff_threads(o, "b_plain", {[&] { plain_lock(&pa, kLease); }, [&] { plain_unlock(&pa, kLease); }},
+                             {[&] { plain_lock(&pb, kLease); }, [&] { plain_unlock(&pb, kLease); }});
+    plain_close(&pa);
+    plain_close(&pb);
+    return rc;
 }
 
 // ---- C: contended ---------------------------------------------------------------------------
@@ -961,36 +988,53 @@ int cmd_c(const Options &o)
             redisAsyncFree(xs[i].ac);
         }
     } else {
-        std::vector<edgelock_client *> cs((size_t)nclients);
+        // A thread per client: edgelock's blocking API, or the plain
+        // Redisson-protocol client (--api plain, reentrant only).
+        std::vector<edgelock_client *> cs;
         std::vector<edgelock_lock> lks((size_t)nclients);
-        for (int i = 0; i < nclients; i++) {
-            cs[(size_t)i] = new_client(port, nullptr, 8);
-            check_st(edgelock_lock_new_kind(cs[(size_t)i], kind, name.data(), name.size(), &lks[(size_t)i]),
-                     "lock_new");
+        std::vector<PlainLock> ps(api == "plain" ? (size_t)nclients : 0);
+        std::vector<ThreadLock> tl((size_t)nclients);
+        if (api == "plain") {
+            if (kind != EDGELOCK_REENTRANT)
+                die("C: --api plain speaks the reentrant lock only");
+            for (int i = 0; i < nclients; i++) {
+                PlainLock *pl = &ps[(size_t)i];
+                plain_open(pl, port, name, std::string(kFloorOwner) + std::to_string(i));
+                tl[(size_t)i] = {[pl] { plain_lock(pl, kLease); }, [pl] { plain_unlock(pl, kLease); }};
+            }
+        } else {
+            for (int i = 0; i < nclients; i++) {
+                edgelock_client *c = new_client(port, nullptr, 8);
+                cs.push_back(c);
+                edgelock_lock *lk = &lks[(size_t)i];
+                check_st(edgelock_lock_new_kind(c, kind, name.data(), name.size(), lk), "lock_new");
+                tl[(size_t)i] = {
+                    [c, lk] { check_st(edgelock_try_lock(c, *lk, EDGELOCK_WAIT_FOREVER, kLease), "C try_lock"); },
+                    [c, lk] { check_st(edgelock_unlock(c, *lk, nullptr), "C unlock"); }};
+            }
+            for (auto *c : cs)
+                wait_connected_blocking(c);
         }
-        for (auto *c : cs)
-            wait_connected_blocking(c);
         std::vector<std::thread> ts;
         std::atomic<int> ready{0};
         std::atomic<bool> go{false};
         for (int i = 0; i < nclients; i++) {
             ts.emplace_back([&, i] {
                 redisContext *rc = connect_sync(port);
-                edgelock_client *c = cs[(size_t)i];
-                edgelock_lock lk = lks[(size_t)i];
+                ThreadLock &l = tl[(size_t)i];
                 ready++;
                 while (!go.load())
                     sleep_us(100);
                 long long n = 0;
                 while (now_ns() < sh.deadline) {
-                    check_st(edgelock_try_lock(c, lk, EDGELOCK_WAIT_FOREVER, kLease), "C try_lock");
+                    l.lock();
                     if (++sh.holders != 1)
                         sh.overlaps++;
                     long long v = must_int(rc, "GET bench:c:counter");
                     freeReplyObject(must(rc, "SET bench:c:counter %lld", v + 1));
                     n++;
                     sh.holders--;
-                    check_st(edgelock_unlock(c, lk, nullptr), "C unlock");
+                    l.unlock();
                 }
                 counts[(size_t)i] = n;
                 redisFree(rc);
@@ -1006,6 +1050,8 @@ int cmd_c(const Options &o)
         end = now_ns();
         for (auto *c : cs)
             edgelock_client_destroy(c);
+        for (auto &pl : ps)
+            plain_close(&pl);
     }
     Usage u1 = usage(); // includes client setup and teardown: an upper bound
     long long total = 0, mn = -1, mx = 0;
@@ -1131,6 +1177,54 @@ int cmd_d(const Options &o)
 
 // ---- E: RSS against table size ----------------------------------------------------------------
 
+// D, cost: uncontended blocking lock+unlock pairs (a handle per key, as A
+// --fresh 1) while the client holds --holds other locks under the watchdog
+// (lease 30 s: no renewal falls inside the run). Client CPU per pair is the
+// cost the hold table's size could add to (issue 13: 10,000 holds vs 10).
+int cmd_d_cost(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    int holds = (int)o.get("holds", 10), pairs = (int)o.get("pairs", 3000);
+    const int warm = 300;
+    load_all_scripts(port);
+    uint32_t cap = (uint32_t)holds + 64;
+    edgelock_client *c = new_client(port, nullptr, cap, 128, cap);
+    wait_connected_blocking(c);
+    // A run's own names: the locks of an earlier run outlive it by a lease.
+    std::string prefix = "bench:dcost:" + std::to_string(rand_u32()) + ":";
+    std::vector<edgelock_lock> held = new_locks(c, (prefix + "held:").c_str(), holds);
+    for (auto lk : held)
+        check_st(edgelock_try_lock(c, lk, 0, EDGELOCK_LEASE_WATCHDOG), "d_cost hold");
+    char key[64];
+    auto pair = [&](int i) {
+        edgelock_lock lk;
+        int len = snprintf(key, sizeof(key), "%spair:%d", prefix.c_str(), i % 1000);
+        check_st(edgelock_lock_new(c, key, (size_t)len, &lk), "lock_new");
+        check_st(edgelock_try_lock(c, lk, 0, kLease), "try_lock");
+        check_st(edgelock_unlock(c, lk, nullptr), "unlock");
+        check_st(edgelock_lock_free(c, lk), "lock_free");
+    };
+    for (int i = 0; i < warm; i++)
+        pair(i);
+    Usage u0 = usage();
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < pairs; i++)
+        pair(i);
+    uint64_t t1 = now_ns();
+    Usage u1 = usage();
+    if (stats_of(c).holds != (uint32_t)holds)
+        die("d_cost: %u holds, expected %d", stats_of(c).holds, holds);
+    edgelock_client_destroy(c);
+    Json j;
+    j.str("scenario", "d_cost");
+    j.integer("holds", holds);
+    j.integer("pairs", pairs);
+    j.num("pairs_per_s", pairs / ((double)(t1 - t0) / 1e9));
+    j.num("client_cpu_us_per_pair", (double)(u1.cpu_ns - u0.cpu_ns) / 1000.0 / pairs);
+    j.print();
+    return 0;
+}
+
 int cmd_e_rss(const Options &o)
 {
     int port = (int)o.get("port", 0);
@@ -1237,6 +1331,10 @@ int main(int argc, char **argv)
         return cmd_b_async(o);
     if (s == "b_blocking")
         return cmd_b_blocking(o);
+    if (s == "b_plain")
+        return cmd_b_plain(o);
+    if (s == "d_cost")
+        return cmd_d_cost(o);
     if (s == "c")
         return cmd_c(o);
     if (s == "d")

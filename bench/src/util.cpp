@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "redisson/names.hpp"
 #include "redisson/scripts.hpp"
 
 namespace bench
@@ -271,6 +272,20 @@ edgelock_stats stats_of(edgelock_client *c)
     memset(&s, 0, sizeof(s));
     check_st(edgelock_client_stats(c, &s), "client_stats");
     return s;
+}
+
+// Redisson's names for lock `name`: the unlock latch of request i, the channel.
+std::string latch_of(const std::string &name, uint64_t i)
+{
+    char id[40];
+    snprintf(id, sizeof(id), ":%016llx%016llx", (unsigned long long)(i * 0x9e3779b97f4a7c15ull),
+             (unsigned long long)i);
+    return std::string(edgelock::kUnlockLatchPrefix) + ":{" + name + "}" + id;
+}
+
+std::string channel_of(const std::string &name)
+{
+    return std::string(edgelock::kLockChannelPrefix) + ":{" + name + "}";
 }
 
 } // namespace bench

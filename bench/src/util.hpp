@@ -120,4 +120,8 @@ struct Loop {
     }
 };
 
+// Redisson's unlock latch key of request i for lock `name`, and its channel.
+std::string latch_of(const std::string &name, uint64_t i);
+std::string channel_of(const std::string &name);
+
 } // namespace bench
