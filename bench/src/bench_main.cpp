@@ -851,12 +851,11 @@ int cmd_b_blocking(const Options &o)
     edgelock_lock la, lb;
     check_st(edgelock_lock_new(ca, name, strlen(name), &la), "lock_new");
     check_st(edgelock_lock_new(cb, name, strlen(name), &lb), "lock_new");
-    int rc = handoff_threads(
-        o, "b_blocking",
-        {[&] { check_st(edgelock_try_lock(ca, la, 0, kLease), "A try_lock"); },
-         [&] { check_st(edgelock_unlock(ca, la, nullptr), "A unlock"); }},
-        {[&] { check_st(edgelock_try_lock(cb, lb, 30000, kLease), "B try_lock"); },
-         [&] { check_st(edgelock_unlock(cb, lb, nullptr), "B unlock"); }});
+    int rc = handoff_threads(o, "b_blocking",
+                             {[&] { check_st(edgelock_try_lock(ca, la, 0, kLease), "A try_lock"); },
+                              [&] { check_st(edgelock_unlock(ca, la, nullptr), "A unlock"); }},
+                             {[&] { check_st(edgelock_try_lock(cb, lb, 30000, kLease), "B try_lock"); },
+                              [&] { check_st(edgelock_unlock(cb, lb, nullptr), "B unlock"); }});
     edgelock_client_destroy(ca);
     edgelock_client_destroy(cb);
     return rc;
@@ -870,8 +869,9 @@ int cmd_b_plain(const Options &o)
     PlainLock pa, pb;
     plain_open(&pa, port, "bench:b:plain", std::string(kFloorOwner) + "1");
     plain_open(&pb, port, "bench:b:plain", std::string(kFloorOwner) + "2");
-    int rc = handoff_threads(o, "b_plain", {[&] { plain_lock(&pa, kLease); }, [&] { plain_unlock(&pa, kLease); }},
-                             {[&] { plain_lock(&pb, kLease); }, [&] { plain_unlock(&pb, kLease); }});
+    int rc =
+        handoff_threads(o, "b_plain", {[&] { plain_lock(&pa, kLease); }, [&] { plain_unlock(&pa, kLease); }},
+                        {[&] { plain_lock(&pb, kLease); }, [&] { plain_unlock(&pb, kLease); }});
     plain_close(&pa);
     plain_close(&pb);
     return rc;
@@ -1008,9 +1008,11 @@ int cmd_c(const Options &o)
                 cs.push_back(c);
                 edgelock_lock *lk = &lks[(size_t)i];
                 check_st(edgelock_lock_new_kind(c, kind, name.data(), name.size(), lk), "lock_new");
-                tl[(size_t)i] = {
-                    [c, lk] { check_st(edgelock_try_lock(c, *lk, EDGELOCK_WAIT_FOREVER, kLease), "C try_lock"); },
-                    [c, lk] { check_st(edgelock_unlock(c, *lk, nullptr), "C unlock"); }};
+                tl[(size_t)i] = {[c, lk] {
+                                     check_st(edgelock_try_lock(c, *lk, EDGELOCK_WAIT_FOREVER, kLease),
+                                              "C try_lock");
+                                 },
+                                 [c, lk] { check_st(edgelock_unlock(c, *lk, nullptr), "C unlock"); }};
             }
             for (auto *c : cs)
                 wait_connected_blocking(c);

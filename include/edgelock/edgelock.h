@@ -47,8 +47,9 @@
  *   call that finds no other call inside the library runs the loop on its own
  *   thread until its reply arrives (no hop to another thread), and serves the
  *   calls other threads make meanwhile; with no call inside, the client's own
- *   thread runs it (within about 2 ms), so the watchdog renews and loss is
- *   reported while your threads do other work. So on such a client "the loop
+ *   thread runs it (after a grace of a twentieth of the watchdog's period,
+ *   2 to 20 ms), so the watchdog renews and loss is reported while your
+ *   threads do other work. So on such a client "the loop
  *   thread" is whichever thread runs the loop at that moment: on_lock_lost and
  *   the callbacks of async calls made from callbacks may run on the client's
  *   thread or inside any thread's blocking call to that client. Keep them short

@@ -7,10 +7,12 @@
 // A call that finds another caller leading posts its request to the inbox and
 // sleeps as a follower; the leader starts it from the wake event, completes it
 // like its own, and on leaving hands the lead to a follower still waiting.
-// The client's loop thread takes the lead when no caller has held it for
-// kLeadGraceMs (or at once when a request needs it), so an idle client still
-// renews its locks and hears its messages; a caller that finds the loop thread
-// leading asks it to step down and waits for that (the one hop, after idling).
+// The client's loop thread takes the lead when no caller has held it for a
+// short grace (or at once when a request needs it), so an idle client still
+// renews its locks and hears its messages. A caller that finds the loop thread
+// leading follows it like any leader: the loop thread starts the request at
+// once (its command is on the wire after one wake-up), then steps down and
+// hands the lead to that caller, who reads the reply itself.
 #include "api/blocking.hpp"
 
 #include <event2/event.h>
@@ -25,13 +27,15 @@ namespace edgelock
 {
 
 // How long the lead stays free after a caller leaves before the loop thread
-// takes it: back-to-back calls keep it on the callers' threads. Nothing waits
-// on it meanwhile (a caller inside the library leads or is served by the
-// leader); timers and messages of an idle client wait at most this long.
-static const uint32_t kLeadGraceMs = 2;
-// While callers lead, the loop thread looks again at most this often: a
-// signal on every hand-back would cost a context switch per call.
-static const uint32_t kLoopPollMaxMs = 32;
+// takes it (BlockingFace::lead_grace_ms): calls that come back within it
+// keep the lead on the callers' threads. No caller waits on it meanwhile (a
+// caller inside the library leads or is served by the leader); the timers and
+// messages of an idle client wait at most this long, so it is a twentieth of
+// the watchdog's renewal period, kept between these bounds. While callers
+// lead, the loop thread looks again every grace (a signal on every hand-back
+// would cost a context switch per call), so it takes over at most two graces
+// after the last caller left: a tenth of the period.
+static const uint32_t kLeadGraceMinMs = 2, kLeadGraceMaxMs = 20;
 
 static void set_leader(Client *c, Leader who, uint64_t thread_id) // under the mutex
 {
@@ -84,6 +88,12 @@ edgelock_status stats(Client *c, edgelock_stats *out)
     return EDGELOCK_OK;
 }
 
+static bool is_local(ReqOp op)
+{
+    return op == ReqOp::LockNew || op == ReqOp::LockFree || op == ReqOp::Stats || op == ReqOp::Valid ||
+           op == ReqOp::Server || op == ReqOp::Cancel;
+}
+
 void run_local(Client *c, BlockingRequest *r)
 {
     switch (r->op) {
@@ -102,17 +112,13 @@ void run_local(Client *c, BlockingRequest *r)
 
 static void run(Client *c, BlockingRequest *r)
 {
-    edgelock_status st;
-    switch (r->op) {
-    case ReqOp::LockNew:
-    case ReqOp::LockFree:
-    case ReqOp::Stats:
-    case ReqOp::Valid:
-    case ReqOp::Server:
-    case ReqOp::Cancel:
+    if (is_local(r->op)) {
         run_local(c, r);
         complete(c, r, r->status, 0);
         return;
+    }
+    edgelock_status st;
+    switch (r->op) {
     case ReqOp::Acquire:
         st = acquire_start(c, r->lock, r->owner, r->wait_ms, r->lease_ms, request_done, r,
                            r->give_up_on_connection_error);
@@ -139,8 +145,9 @@ static void wake_cb(evutil_socket_t, short, void *arg)
     BlockingRequest *list = f->inbox;
     f->inbox = nullptr;
     bool stop = f->loop_stop;
-    // The loop thread leaves its loop for a caller that wants the lead; a
-    // caller's loop (EVLOOP_ONCE) returns by itself after this callback.
+    // The loop thread leaves its loop once it has started a follower's request
+    // (the follower then leads); a caller's loop (EVLOOP_ONCE) returns by
+    // itself after this callback.
     bool step_down = f->leader == Leader::Loop && (stop || f->want_lead > 0);
     edgelock_port_mutex_unlock(&f->mutex);
 
@@ -164,10 +171,15 @@ static void wake_cb(evutil_socket_t, short, void *arg)
 }
 
 // Give up the lead (mutex held): to a follower whose request still runs (it
-// is awake for it anyway), to a caller waiting for the loop thread, to the
-// loop thread when a request needs it or the client stops, or to no one: the
-// loop thread takes it after the grace unless a caller comes back first.
-static void hand_off_locked(Client *c)
+// is awake for it anyway), to the loop thread when a request needs it or the
+// client stops, or to no one: the loop thread takes it after the grace unless
+// a caller comes back first.
+//
+// ran_loop: whether the leader leaving ran the loop. Only that restarts the
+// grace: a leader that ran a local call only (lock_new, stats, ...) moved no
+// I/O, and callers polling a local call faster than the grace would
+// otherwise keep the loop from ever running.
+static void hand_off_locked(Client *c, bool ran_loop)
 {
     BlockingFace *f = c->face;
     set_leader(c, Leader::None, 0);
@@ -183,9 +195,8 @@ static void hand_off_locked(Client *c)
             }
         }
     }
-    f->idle_since_ms = edgelock_port_now_ms();
-    if (f->want_lead > 0)
-        edgelock_port_cond_broadcast(&f->lead_cond);
+    if (ran_loop)
+        f->idle_since_ms = edgelock_port_now_ms();
     if (f->loop_stop || f->loop_requests > 0 || f->inbox)
         edgelock_port_cond_signal(&f->loop_cond);
 }
@@ -194,6 +205,7 @@ static void hand_off_locked(Client *c)
 // held and the lead handed on.
 static void lead_until_done(Client *c, BlockingRequest *r)
 {
+    bool ran_loop = false;
     for (;;) {
         edgelock_port_mutex_lock(&c->face->mutex);
         if (r->done)
@@ -202,8 +214,9 @@ static void lead_until_done(Client *c, BlockingRequest *r)
         // Blocks in the poll until something happens (the reply, a timer, a
         // follower's post); never empty: r has a deadline or a reply due.
         event_base_loop(c->base, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
+        ran_loop = true;
     }
-    hand_off_locked(c);
+    hand_off_locked(c, ran_loop);
 }
 
 static void loop_main(void *arg)
@@ -211,13 +224,12 @@ static void loop_main(void *arg)
     auto *c = static_cast<Client *>(arg);
     BlockingFace *f = c->face;
     const uint64_t self = edgelock_port_thread_id();
-    uint32_t poll_ms = kLeadGraceMs;
     edgelock_port_mutex_lock(&f->mutex);
     for (;;) {
-        uint32_t wait_ms = poll_ms;
+        uint32_t wait_ms = f->lead_grace_ms;
         if (f->leader == Leader::None && f->want_lead == 0) {
             uint64_t idle_ms = edgelock_port_now_ms() - f->idle_since_ms;
-            if (f->loop_stop || f->loop_requests > 0 || f->inbox || idle_ms >= kLeadGraceMs) {
+            if (f->loop_stop || f->loop_requests > 0 || f->inbox || idle_ms >= f->lead_grace_ms) {
                 set_leader(c, Leader::Loop, self);
                 bool stop = f->loop_stop;
                 edgelock_port_mutex_unlock(&f->mutex);
@@ -226,16 +238,14 @@ static void loop_main(void *arg)
                 else
                     event_base_loop(c->base, EVLOOP_NO_EXIT_ON_EMPTY); // until wake_cb breaks it
                 edgelock_port_mutex_lock(&f->mutex);
-                set_leader(c, Leader::None, 0);
-                edgelock_port_cond_broadcast(&f->lead_cond);
-                if (stop)
+                if (stop) {
+                    set_leader(c, Leader::None, 0);
                     break;
-                poll_ms = kLeadGraceMs;
+                }
+                hand_off_locked(c, true); // to the follower it stepped down for
                 continue;
             }
-            wait_ms = kLeadGraceMs - (uint32_t)idle_ms;
-        } else if (f->leader == Leader::Caller) {
-            poll_ms = poll_ms * 2 > kLoopPollMaxMs ? kLoopPollMaxMs : poll_ms * 2;
+            wait_ms = f->lead_grace_ms - (uint32_t)idle_ms;
         }
         edgelock_port_cond_timedwait(&f->loop_cond, &f->mutex, wait_ms);
     }
@@ -245,7 +255,6 @@ static void loop_main(void *arg)
 static void free_face(Client *c)
 {
     edgelock_port_cond_destroy(&c->face->idle_cond);
-    edgelock_port_cond_destroy(&c->face->lead_cond);
     edgelock_port_cond_destroy(&c->face->loop_cond);
     edgelock_port_mutex_destroy(&c->face->mutex);
     if (c->face->wake_event)
@@ -262,9 +271,12 @@ edgelock_status blocking_start(Client *c)
     memset(c->face, 0, sizeof(*c->face));
     edgelock_port_mutex_init(&c->face->mutex);
     edgelock_port_cond_init(&c->face->loop_cond);
-    edgelock_port_cond_init(&c->face->lead_cond);
     edgelock_port_cond_init(&c->face->idle_cond);
     c->face->leader = Leader::None; // the loop thread takes the lead at once
+    uint32_t grace = c->cfg.watchdog_lease_ms / 3 / 20;
+    c->face->lead_grace_ms = grace < kLeadGraceMinMs   ? kLeadGraceMinMs
+                             : grace > kLeadGraceMaxMs ? kLeadGraceMaxMs
+                                                       : grace;
     c->face->wake_event = event_new(c->base, -1, 0, wake_cb, c);
     if (!c->face->wake_event || edgelock_port_thread_start(&c->face->thread, loop_main, c) != 0) {
         free_face(c);
@@ -280,7 +292,6 @@ void blocking_stop(Client *c)
     edgelock_port_mutex_lock(&f->mutex);
     f->loop_stop = true;
     edgelock_port_cond_signal(&f->loop_cond);
-    edgelock_port_cond_broadcast(&f->lead_cond);
     edgelock_port_mutex_unlock(&f->mutex);
     event_active(f->wake_event, EV_TIMEOUT, 0); // a leader (caller or loop) shuts down
     edgelock_port_thread_join(&f->thread);
@@ -359,48 +370,38 @@ edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value)
     if (st != EDGELOCK_OK)
         return st;
     BlockingFace *f = c->face;
-    for (;;) {
-        if (f->loop_stop) { // not started: nothing to undo
-            r->status = EDGELOCK_ERR_SHUTDOWN;
-            r->value = 0;
-            break;
-        }
-        if (f->leader == Leader::None) {
-            set_leader(c, Leader::Caller, r->thread_id);
-            edgelock_port_mutex_unlock(&f->mutex);
-            run(c, r);
-            lead_until_done(c, r);
-            break;
-        }
-        if (f->leader == Leader::Caller) {
-            post_locked(c, r);
-            r->next_follower = f->followers;
-            f->followers = r;
-            edgelock_port_mutex_unlock(&f->mutex);
-            event_active(f->wake_event, EV_TIMEOUT, 0); // the leader starts it
-            edgelock_port_mutex_lock(&f->mutex);
-            while (!r->done && !r->promoted)
-                edgelock_port_cond_wait(&r->cond, &f->mutex);
-            if (r->promoted) { // the leader left first: drive the rest ourselves
-                edgelock_port_mutex_unlock(&f->mutex);
-                lead_until_done(c, r);
-            } else {
-                for (BlockingRequest **p = &f->followers; *p; p = &(*p)->next_follower)
-                    if (*p == r) {
-                        *p = r->next_follower;
-                        break;
-                    }
-            }
-            break;
-        }
-        // The loop thread leads: ask it to step down, then look again.
-        f->want_lead++;
+    if (f->leader == Leader::None) {
+        set_leader(c, Leader::Caller, r->thread_id);
         edgelock_port_mutex_unlock(&f->mutex);
-        event_active(f->wake_event, EV_TIMEOUT, 0);
-        edgelock_port_mutex_lock(&f->mutex);
-        while (f->leader == Leader::Loop && !f->loop_stop)
-            edgelock_port_cond_wait(&f->lead_cond, &f->mutex);
+        run(c, r);
+        lead_until_done(c, r);
+        return leave_locked(c, r, value);
+    }
+    // Someone leads: follow. The leader starts r from the wake event; the loop
+    // thread also steps down for us right after (want_lead), unless r is a
+    // local call, done as soon as it starts: nothing to lead for.
+    bool asked_loop = f->leader == Leader::Loop && !is_local(r->op);
+    if (asked_loop)
+        f->want_lead++;
+    post_locked(c, r);
+    r->next_follower = f->followers;
+    f->followers = r;
+    edgelock_port_mutex_unlock(&f->mutex);
+    event_active(f->wake_event, EV_TIMEOUT, 0);
+    edgelock_port_mutex_lock(&f->mutex);
+    while (!r->done && !r->promoted)
+        edgelock_port_cond_wait(&r->cond, &f->mutex);
+    if (asked_loop)
         f->want_lead--;
+    if (r->promoted) { // the leader left first: drive the rest ourselves
+        edgelock_port_mutex_unlock(&f->mutex);
+        lead_until_done(c, r);
+    } else {
+        for (BlockingRequest **p = &f->followers; *p; p = &(*p)->next_follower)
+            if (*p == r) {
+                *p = r->next_follower;
+                break;
+            }
     }
     return leave_locked(c, r, value);
 }

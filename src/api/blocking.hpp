@@ -39,14 +39,14 @@ struct BlockingFace {
     edgelock_port_thread thread;
     edgelock_port_mutex mutex;
     edgelock_port_cond loop_cond; // the loop thread waits here for the lead
-    edgelock_port_cond lead_cond; // callers wait here for the loop thread to step down
     edgelock_port_cond idle_cond; // blocking_stop waits here for the callers to leave
     BlockingRequest *inbox;       // posted, not started yet (newest first)
     BlockingRequest *followers;   // callers asleep who may take the lead
     uint32_t blocking_callers;
     uint32_t loop_requests; // posted by blocking_post: only a leader that stays may drive them
-    uint32_t want_lead;     // callers waiting for the loop thread to step down
+    uint32_t want_lead;     // followers that found the loop thread leading: it steps down
     uint64_t idle_since_ms; // when the last caller gave up the lead
+    uint32_t lead_grace_ms; // the loop thread leads after this long without a caller
     Leader leader;
     bool loop_stop;
     struct event *wake_event; // runs the inbox on the leader's thread

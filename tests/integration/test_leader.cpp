@@ -238,3 +238,36 @@ TEST_CASE(destroy_ends_leader_and_follower)
     CHECK_EQ(s2.load(), EDGELOCK_ERR_SHUTDOWN);
     h.release(0);
 }
+
+// A thread polling local calls faster than the lead's grace (every 1 ms) must
+// not keep the loop from running: the client still connects, and the
+// watchdog still renews while no network call is made. (Each local call takes
+// the free lead; once they restarted the grace, the loop thread never ran.)
+TEST_CASE(local_calls_polled_fast_do_not_starve_the_loop)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url(), short_watchdog);
+    REQUIRE(c);
+    edgelock_stats s = {};
+    bool connected = false;
+    for (uint64_t end = mono_ms() + kHangMs; !connected && mono_ms() < end;) {
+        CHECK_ST(edgelock_client_stats(c, &s), EDGELOCK_OK);
+        connected = s.connected == 1;
+        sleep_ms(1);
+    }
+    CHECK(connected);
+
+    edgelock_lock lk = make_lock(c, "lead:poll");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    uint64_t renewals = stats_of(c).renew_calls;
+    for (uint64_t until = mono_ms() + 2700; mono_ms() < until;) { // three leases
+        int64_t remaining = 0;
+        CHECK_ST(edgelock_lock_valid(c, lk, edgelock_current_owner(), &remaining), EDGELOCK_OK);
+        sleep_ms(1);
+    }
+    CHECK(stats_of(c).renew_calls > renewals);
+    CHECK_EQ(redis_integer(r, "EXISTS lead:poll"), 1);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
