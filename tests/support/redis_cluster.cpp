@@ -1,0 +1,173 @@
+// A throwaway 3+3 Redis Cluster (redis_cluster.hpp).
+#include "redis_cluster.hpp"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace
+{
+
+bool reply_is(redisReply *r, const char *want)
+{
+    bool ok = r && (r->type == REDIS_REPLY_STATUS || r->type == REDIS_REPLY_STRING) && strcmp(r->str, want) == 0;
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+// True when a bulk reply (CLUSTER INFO, INFO) contains needle.
+bool reply_contains(redisReply *r, const char *needle)
+{
+    bool ok = r && r->type == REDIS_REPLY_STRING && strstr(r->str, needle);
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+void remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        while (struct dirent *e = readdir(d)) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char child[512];
+            snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
+            struct stat st;
+            if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode))
+                remove_tree(child);
+            else
+                unlink(child);
+        }
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+} // namespace
+
+bool RedisCluster::start_node(int i)
+{
+    char sub[96];
+    snprintf(sub, sizeof(sub), "%s/n%d", dir_, i);
+    mkdir(sub, 0700);
+    // The cluster bus needs a port of its own: port + 10000 overflows for
+    // ephemeral ports, so name one. A taken port costs an attempt.
+    for (int attempt = 0; attempt < 5; attempt++) {
+        uint16_t port = free_loopback_port(), bus = free_loopback_port();
+        if (!port || !bus || port == bus)
+            continue;
+        char bus_s[16];
+        snprintf(bus_s, sizeof(bus_s), "%u", bus);
+        const char *args[] = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port",
+                              bus_s, "--cluster-node-timeout", "5000", "--dir", sub, nullptr};
+        if (nodes_[i].start_args(port, args)) {
+            bus_[i] = bus;
+            return true;
+        }
+    }
+    fprintf(stderr, "cluster: node %d did not start\n", i);
+    return false;
+}
+
+bool RedisCluster::all_ok(unsigned within_ms)
+{
+    for (uint64_t end = mono_ms() + within_ms; mono_ms() < end; sleep_ms(50)) {
+        bool ok = true;
+        for (int i = 0; i < kNodes && ok; i++)
+            ok = reply_contains(nodes_[i].command("CLUSTER INFO"), "cluster_state:ok") &&
+                 reply_contains(nodes_[i].command("CLUSTER INFO"), "cluster_known_nodes:6");
+        for (int i = kMasters; i < kNodes && ok; i++) // replicas attached and in sync
+            ok = reply_contains(nodes_[i].command("INFO replication"), "master_link_status:up");
+        if (ok)
+            return true;
+    }
+    return false;
+}
+
+bool RedisCluster::start()
+{
+    snprintf(dir_, sizeof(dir_), "%s/edgelock-cluster.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir_)) {
+        dir_[0] = 0;
+        return false;
+    }
+    for (int i = 0; i < kNodes; i++)
+        if (!start_node(i))
+            return false;
+    for (int i = 0; i < kMasters; i++)
+        if (!reply_is(nodes_[i].command("CLUSTER ADDSLOTSRANGE %u %u", slot_lo(i), slot_hi(i)), "OK")) {
+            fprintf(stderr, "cluster: ADDSLOTSRANGE on node %d refused\n", i);
+            return false;
+        }
+    for (int i = 1; i < kNodes; i++)
+        if (!reply_is(nodes_[i].command("CLUSTER MEET 127.0.0.1 %u %u", nodes_[0].port(), bus_[0]), "OK")) {
+            fprintf(stderr, "cluster: MEET from node %d refused\n", i);
+            return false;
+        }
+    for (int i = 0; i < kMasters; i++) {
+        redisReply *id = nodes_[i].command("CLUSTER MYID");
+        if (!id || id->type != REDIS_REPLY_STRING) {
+            if (id)
+                freeReplyObject(id);
+            return false;
+        }
+        // A replica can follow its master only once it knows it (the MEETs
+        // spread by gossip): try until it agrees.
+        bool ok = false;
+        char last[256] = "no reply";
+        for (uint64_t end = mono_ms() + 30000; !ok && mono_ms() < end;) {
+            redisReply *r = nodes_[kMasters + i].command("CLUSTER REPLICATE %s", id->str);
+            if (r && r->str)
+                snprintf(last, sizeof(last), "%s", r->str);
+            ok = reply_is(r, "OK");
+            if (!ok)
+                sleep_ms(50);
+        }
+        freeReplyObject(id);
+        if (!ok) {
+            fprintf(stderr, "cluster: node %d would not replicate master %d: %s\n", kMasters + i, i, last);
+            return false;
+        }
+    }
+    if (!all_ok(60000)) {
+        fprintf(stderr, "cluster: not ok within 60 s\n");
+        return false;
+    }
+    return true;
+}
+
+void RedisCluster::stop()
+{
+    for (auto &n : nodes_)
+        n.stop();
+    if (dir_[0])
+        remove_tree(dir_);
+    dir_[0] = 0;
+}
+
+RedisServer &RedisCluster::master_of(uint16_t slot)
+{
+    for (int i = 0; i < kMasters; i++)
+        if (slot >= slot_lo(i) && slot <= slot_hi(i))
+            return nodes_[i];
+    return nodes_[0];
+}
+
+RedisCluster &shared_cluster()
+{
+    static RedisCluster cluster;
+    static bool started = false;
+    if (!started) {
+        if (!cluster.start()) {
+            fprintf(stderr, "cannot start a Redis Cluster; is redis-server 7 installed?\n");
+            abort();
+        }
+        started = true;
+    }
+    return cluster;
+}
