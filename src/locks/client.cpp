@@ -252,6 +252,10 @@ static bool build(Client *c, const LinkOps *link)
     bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);
     cc.role = "subscriber";
     cc.pubsub = true;
+    // Nobody polls for a (UN)SUBSCRIBE's answer on its own: the UNSUBSCRIBE of
+    // a waiter that got its lock goes with the loop's next turn, not before
+    // the call returns.
+    cc.write_at_once = false;
     ok = conn_init(&c->sub_conn, &c->loop, link, cc, sub_hooks) && ok;
     if (c->url.sentinel) {
         const SentinelWatchHooks watch_hooks = {c, sentinel_switched};
