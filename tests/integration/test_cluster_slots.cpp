@@ -54,8 +54,19 @@ std::string suffix_name(const std::string &name, const char *suffix)
 
 TEST_CASE(key_hash_slot_agrees_with_cluster_keyslot)
 {
-    const char *keys[] = {"", "a", "foo", "somekey", "firmware-update", "{user1000}.following", "foo{}{bar}",
-                          "foo{{bar}}zap", "foo{bar}{zap}", "x{", "}{", "{}", "{a}"};
+    const char *keys[] = {"",
+                          "a",
+                          "foo",
+                          "somekey",
+                          "firmware-update",
+                          "{user1000}.following",
+                          "foo{}{bar}",
+                          "foo{{bar}}zap",
+                          "foo{bar}{zap}",
+                          "x{",
+                          "}{",
+                          "{}",
+                          "{a}"};
     for (const char *k : keys)
         CHECK_EQ(slot_of(k), cluster_keyslot(k));
     // Bytes of every value, NULs and braces included, at many lengths.
@@ -84,21 +95,21 @@ TEST_CASE(every_key_of_a_lock_is_in_the_name_slot)
         uint16_t slot = cluster_keyslot(name);
         CHECK_EQ(slot_of(name), slot);
         std::string keys[] = {
-            name,                                                        // the lock hash
-            prefix_name(kLockChannelPrefix, name),                       // unlock channel
-            prefix_name(kLockChannelPrefix, name) + ":" + owner,         // a fair waiter's channel
-            prefix_name(kUnlockLatchPrefix, name) + ":0123456789abcdef", // unlock latch
-            prefix_name(kLockQueuePrefix, name),                         // fair queue
-            prefix_name(kLockTimeoutPrefix, name),                       // fair timeouts
-            prefix_name(kLockTokenPrefix, name),                         // fencing token
-            prefix_name(kRwChannelPrefix, name),                         // read-write channel
+            name,                                                                // the lock hash
+            prefix_name(kLockChannelPrefix, name),                               // unlock channel
+            prefix_name(kLockChannelPrefix, name) + ":" + owner,                 // a fair waiter's channel
+            prefix_name(kUnlockLatchPrefix, name) + ":0123456789abcdef",         // unlock latch
+            prefix_name(kLockQueuePrefix, name),                                 // fair queue
+            prefix_name(kLockTimeoutPrefix, name),                               // fair timeouts
+            prefix_name(kLockTokenPrefix, name),                                 // fencing token
+            prefix_name(kRwChannelPrefix, name),                                 // read-write channel
             suffix_name(name, (std::string(owner) + ":rwlock_timeout").c_str()), // a reader's timeout
         };
         for (const std::string &k : keys) {
             CHECK_EQ(cluster_keyslot(k), slot);
             if (cluster_keyslot(k) != slot)
-                fprintf(stderr, "  lock %s: key %s in slot %u, name in %u\n", n, k.c_str(), cluster_keyslot(k),
-                        slot);
+                fprintf(stderr, "  lock %s: key %s in slot %u, name in %u\n", n, k.c_str(),
+                        cluster_keyslot(k), slot);
         }
     }
 }
@@ -115,8 +126,8 @@ TEST_CASE(one_master_serves_a_lock_and_the_others_redirect)
         RedisServer &owner = cluster.master_of(slot);
         for (int i = 0; i < RedisCluster::kMasters; i++) {
             RedisServer &m = cluster.node(i);
-            redisReply *r = m.command("EVAL %s 1 %s %d %s", kScripts[kScriptAcquire].text, n, 10000,
-                                      "test-owner:1");
+            redisReply *r =
+                m.command("EVAL %s 1 %s %d %s", kScripts[kScriptAcquire].text, n, 10000, "test-owner:1");
             REQUIRE(r);
             if (&m == &owner) {
                 CHECK_EQ(r->type, REDIS_REPLY_NIL); // acquired

@@ -13,7 +13,8 @@ namespace
 
 bool reply_is(redisReply *r, const char *want)
 {
-    bool ok = r && (r->type == REDIS_REPLY_STATUS || r->type == REDIS_REPLY_STRING) && strcmp(r->str, want) == 0;
+    bool ok =
+        r && (r->type == REDIS_REPLY_STATUS || r->type == REDIS_REPLY_STRING) && strcmp(r->str, want) == 0;
     if (r)
         freeReplyObject(r);
     return ok;
@@ -63,8 +64,17 @@ bool RedisCluster::start_node(int i)
             continue;
         char bus_s[16];
         snprintf(bus_s, sizeof(bus_s), "%u", bus);
-        const char *args[] = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port",
-                              bus_s, "--cluster-node-timeout", "5000", "--dir", sub, nullptr};
+        const char *args[] = {"--cluster-enabled",
+                              "yes",
+                              "--cluster-config-file",
+                              "nodes.conf",
+                              "--cluster-port",
+                              bus_s,
+                              "--cluster-node-timeout",
+                              "5000",
+                              "--dir",
+                              sub,
+                              nullptr};
         if (nodes_[i].start_args(port, args)) {
             bus_[i] = bus;
             return true;
