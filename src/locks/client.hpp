@@ -1,8 +1,9 @@
 // The client: every table, the two connections, the command queue, the
 // subscriptions and the watchdog, on one loop. Every function of the locks
 // layer runs on the thread driving the loop (one at a time); api/blocking.cpp
-// is the only way in from other threads. client.cpp builds it and wires the hooks through which the
-// lower layers report back (connection up/down, replies, messages).
+// is the only way in from other threads. client.cpp builds it and wires the
+// hooks through which the lower layers report back (connection up/down,
+// replies, messages).
 #pragma once
 
 #include <stdint.h>
