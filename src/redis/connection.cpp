@@ -234,8 +234,8 @@ static bool send_url_setup(Connection *conn)
 static bool next_sentinel(Connection *conn)
 {
     const RedisUrl &u = *conn->url;
-    unsigned i = conn->sentinel_next++ % u.nsentinels;
-    return sentinel_address(u, i, conn->host, sizeof(conn->host), &conn->port);
+    unsigned i = conn->sentinel_next++ % u.nhosts;
+    return host_address(u, i, conn->host, sizeof(conn->host), &conn->port);
 }
 
 // The sentinel's answer: [host, port] of the master, or nil when it knows none.
@@ -274,7 +274,7 @@ static void resolved(Connection *conn, redisReply *reply)
         return;
     }
     // The next sentinel at once, until every one was asked; then back off.
-    if (++conn->sentinel_misses < conn->url->nsentinels) {
+    if (++conn->sentinel_misses < conn->url->nhosts) {
         conn_start(conn);
         return;
     }

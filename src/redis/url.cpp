@@ -107,9 +107,9 @@ static bool parse_tcp(const char *url, const char *p, RedisUrl *out)
     return true;
 }
 
-bool sentinel_address(const RedisUrl &u, unsigned i, char *host, size_t cap, uint16_t *port)
+bool host_address(const RedisUrl &u, unsigned i, char *host, size_t cap, uint16_t *port)
 {
-    const char *b = u.sentinels;
+    const char *b = u.hosts;
     for (unsigned k = 0; k < i && b; k++) {
         b = strchr(b, ',');
         if (b)
@@ -118,7 +118,43 @@ bool sentinel_address(const RedisUrl &u, unsigned i, char *host, size_t cap, uin
     if (!b)
         return false;
     const char *e = strchr(b, ',');
-    return parse_host_port(b, e ? e : b + strlen(b), host, cap, port, 26379);
+    return parse_host_port(b, e ? e : b + strlen(b), host, cap, port, u.cluster ? 6379 : 26379);
+}
+
+// host[:port][,...] between p and end into out->hosts: every one well formed,
+// at most kMaxHosts.
+static bool parse_hosts(const char *p, const char *end, uint16_t default_port, RedisUrl *out)
+{
+    if (!copy_part(out->hosts, sizeof(out->hosts), p, end))
+        return false;
+    for (const char *b = p; b < end;) {
+        const char *e = (const char *)memchr(b, ',', (size_t)(end - b));
+        if (!e)
+            e = end;
+        char host[256];
+        uint16_t port;
+        if (out->nhosts == kMaxHosts || !parse_host_port(b, e, host, sizeof(host), &port, default_port))
+            return false;
+        out->nhosts++;
+        b = e + 1;
+        if (e == end)
+            break;
+        if (b == end)
+            return false; // a trailing comma
+    }
+    return out->nhosts > 0;
+}
+
+// After "redis-cluster://": [user:password@]host[:port][,...] and nothing
+// else (a cluster has database 0 only).
+static bool parse_cluster(const char *url, const char *p, RedisUrl *out)
+{
+    out->cluster = true;
+    const char *end = p + strlen(p);
+    if (!(p = take_credentials(p, end, out)) || memchr(p, '/', (size_t)(end - p)))
+        return false;
+    out->host_offset = (uint32_t)(p - url);
+    return parse_hosts(p, end, 6379, out);
 }
 
 // After "redis-sentinel://": [user:password@]host[:port][,...]/mastername[/db]
@@ -132,25 +168,7 @@ static bool parse_sentinel(const char *url, const char *p, RedisUrl *out)
     if (!(p = take_credentials(p, slash, out)))
         return false;
     out->host_offset = (uint32_t)(p - url);
-    if (!copy_part(out->sentinels, sizeof(out->sentinels), p, slash))
-        return false;
-    // Every sentinel well formed, at most kMaxSentinels.
-    for (const char *b = p; b < slash;) {
-        const char *e = (const char *)memchr(b, ',', (size_t)(slash - b));
-        if (!e)
-            e = slash;
-        char host[256];
-        uint16_t port;
-        if (out->nsentinels == kMaxSentinels || !parse_host_port(b, e, host, sizeof(host), &port, 26379))
-            return false;
-        out->nsentinels++;
-        b = e + 1;
-        if (e == slash)
-            break;
-        if (b == slash)
-            return false; // a trailing comma
-    }
-    if (out->nsentinels == 0)
+    if (!parse_hosts(p, slash, 26379, out))
         return false;
     const char *name = slash + 1;
     const char *name_end = (const char *)memchr(name, '/', (size_t)(end - name));
@@ -202,6 +220,8 @@ bool parse_redis_url(const char *url, RedisUrl *out)
     static const char unix_scheme[] = "unix://";
     static const char sentinel[] = "redis-sentinel://";
     static const char tls_sentinel[] = "rediss-sentinel://";
+    static const char cluster[] = "redis-cluster://";
+    static const char tls_cluster[] = "rediss-cluster://";
     memset(out, 0, sizeof(*out));
     if (url == nullptr)
         return false;
@@ -223,6 +243,15 @@ bool parse_redis_url(const char *url, RedisUrl *out)
         out->scheme_len = sizeof(tls_sentinel) - 1;
         out->tls = true;
         return parse_sentinel(url, url + out->scheme_len, out);
+    }
+    if (strncmp(url, cluster, sizeof(cluster) - 1) == 0) {
+        out->scheme_len = sizeof(cluster) - 1;
+        return parse_cluster(url, url + out->scheme_len, out);
+    }
+    if (strncmp(url, tls_cluster, sizeof(tls_cluster) - 1) == 0) {
+        out->scheme_len = sizeof(tls_cluster) - 1;
+        out->tls = true;
+        return parse_cluster(url, url + out->scheme_len, out);
     }
     if (strncmp(url, unix_scheme, sizeof(unix_scheme) - 1) == 0) {
         out->scheme_len = sizeof(unix_scheme) - 1;

@@ -2,6 +2,8 @@
 // unix://[user:password@]/path/to/redis.sock[?db=N]
 // redis-sentinel://[user:password@]host[:port][,host[:port]...]/mastername[/db]
 // rediss-sentinel:// the same, over TLS to the sentinels and to the master
+// redis-cluster://[user:password@]host[:port][,host[:port]...] (seed nodes),
+// rediss-cluster:// the same over TLS
 #pragma once
 
 #include <stddef.h>
@@ -12,7 +14,7 @@ namespace edgelock
 
 struct RedisUrl {
     bool unix_socket; // unix://: path, not host and port
-    bool tls;         // rediss://, rediss-sentinel://
+    bool tls;         // rediss://, rediss-sentinel://, rediss-cluster://
     char path[108];   // the socket's path (sun_path's size), NUL-terminated
     char host[256];
     char user[128];
@@ -22,18 +24,20 @@ struct RedisUrl {
     uint32_t scheme_len;  // "redis://" or "unix://"
     uint32_t host_offset; // where the host (or path) starts in the URL, after any credentials
     bool has_credentials;
-    // redis-sentinel://: the sentinels (as written, comma-separated; port
-    // 26379 by default) and the master's name; host and port stay empty.
+    // redis-sentinel://: the sentinels and the master's name; redis-cluster://:
+    // the seed nodes. The hosts as written, comma-separated (port 26379 for a
+    // sentinel, 6379 for a cluster node by default); host and port stay empty.
     bool sentinel;
-    uint8_t nsentinels;
-    char sentinels[256];
+    bool cluster;
+    uint8_t nhosts;
+    char hosts[256];
     char master_name[128];
 };
 
-constexpr uint8_t kMaxSentinels = 8;
+constexpr uint8_t kMaxHosts = 8;
 
-// The i-th sentinel of u (i < u.nsentinels).
-bool sentinel_address(const RedisUrl &u, unsigned i, char *host, size_t cap, uint16_t *port);
+// The i-th host of a sentinel or cluster URL (i < u.nhosts).
+bool host_address(const RedisUrl &u, unsigned i, char *host, size_t cap, uint16_t *port);
 
 // Returns false on anything malformed; *out is then unspecified.
 bool parse_redis_url(const char *url, RedisUrl *out);

@@ -98,11 +98,11 @@ TEST_CASE(mutated_urls_parse_or_are_refused_and_redaction_hides_the_password)
         CHECK(u.unix_socket || u.sentinel || u.port != 0);
         CHECK(strlen(u.host) < sizeof(u.host) && strlen(u.password) < sizeof(u.password));
         if (u.sentinel) {
-            CHECK(u.nsentinels >= 1 && u.nsentinels <= kMaxSentinels && u.master_name[0]);
+            CHECK(u.nhosts >= 1 && u.nhosts <= kMaxHosts && u.master_name[0]);
             char host[256];
             uint16_t port;
-            for (unsigned k = 0; k < u.nsentinels; k++)
-                CHECK(sentinel_address(u, k, host, sizeof(host), &port) && port != 0);
+            for (unsigned k = 0; k < u.nhosts; k++)
+                CHECK(host_address(u, k, host, sizeof(host), &port) && port != 0);
         }
         char out[64];
         redact_redis_url(url.c_str(), u, out, sizeof(out)); // cut to fit, NUL-terminated

@@ -241,26 +241,26 @@ TEST_CASE(sentinel_urls)
     RedisUrl u;
     REQUIRE(parses("redis-sentinel://u:p@10.0.0.1:26380,10.0.0.2,[::1]:26381/mymaster/3", &u));
     CHECK(u.sentinel);
-    CHECK_EQ(u.nsentinels, 3);
+    CHECK_EQ(u.nhosts, 3);
     CHECK(strcmp(u.master_name, "mymaster") == 0);
     CHECK_EQ(u.db, 3);
     CHECK(strcmp(u.user, "u") == 0);
     CHECK(strcmp(u.password, "p") == 0);
     char host[256];
     uint16_t port = 0;
-    REQUIRE(sentinel_address(u, 0, host, sizeof(host), &port));
+    REQUIRE(host_address(u, 0, host, sizeof(host), &port));
     CHECK(strcmp(host, "10.0.0.1") == 0);
     CHECK_EQ(port, 26380);
-    REQUIRE(sentinel_address(u, 1, host, sizeof(host), &port));
+    REQUIRE(host_address(u, 1, host, sizeof(host), &port));
     CHECK(strcmp(host, "10.0.0.2") == 0);
     CHECK_EQ(port, 26379); // the sentinel default
-    REQUIRE(sentinel_address(u, 2, host, sizeof(host), &port));
+    REQUIRE(host_address(u, 2, host, sizeof(host), &port));
     CHECK(strcmp(host, "::1") == 0);
     CHECK_EQ(port, 26381);
-    CHECK(!sentinel_address(u, 3, host, sizeof(host), &port));
+    CHECK(!host_address(u, 3, host, sizeof(host), &port));
 
     REQUIRE(parses("redis-sentinel://s1/m", &u));
-    CHECK_EQ(u.nsentinels, 1);
+    CHECK_EQ(u.nhosts, 1);
     CHECK_EQ(u.db, 0);
     CHECK(!parses("redis-sentinel://s1", &u));                  // no master name
     CHECK(!parses("redis-sentinel://s1/", &u));                 // empty master name
@@ -270,7 +270,7 @@ TEST_CASE(sentinel_urls)
     CHECK(!parses("redis-sentinel://s1/m/x", &u));              // db not a number
     CHECK(!parses("redis-sentinel://a,b,c,d,e,f,g,h,i/m", &u)); // more than 8
     REQUIRE(parses("redis-sentinel://a,b,c,d,e,f,g,h/m", &u));
-    CHECK_EQ(u.nsentinels, 8);
+    CHECK_EQ(u.nhosts, 8);
 
     char out[128];
     REQUIRE(parses("redis-sentinel://u:p@s1,s2/m", &u));
@@ -284,7 +284,7 @@ TEST_CASE(tls_sentinel_urls)
     REQUIRE(parses("rediss-sentinel://u:p@s1:26380,s2/m/2", &u));
     CHECK(u.sentinel);
     CHECK(u.tls); // to the sentinels and to the master
-    CHECK_EQ(u.nsentinels, 2);
+    CHECK_EQ(u.nhosts, 2);
     CHECK(strcmp(u.master_name, "m") == 0);
     CHECK_EQ(u.db, 2);
     char out[128];
@@ -293,6 +293,44 @@ TEST_CASE(tls_sentinel_urls)
     REQUIRE(parses("redis-sentinel://s1/m", &u));
     CHECK(!u.tls);
     CHECK(!parses("rediss-sentinel://s1", &u)); // no master name
+}
+
+TEST_CASE(cluster_urls)
+{
+    RedisUrl u;
+    REQUIRE(parses("redis-cluster://u:p/w@10.0.0.1:7000,10.0.0.2,[::1]:7002", &u));
+    CHECK(u.cluster);
+    CHECK(!u.sentinel);
+    CHECK(!u.tls);
+    CHECK_EQ(u.nhosts, 3);
+    CHECK(strcmp(u.user, "u") == 0);
+    CHECK(strcmp(u.password, "p/w") == 0); // a slash in the password is not a db
+    char host[256];
+    uint16_t port = 0;
+    REQUIRE(host_address(u, 1, host, sizeof(host), &port));
+    CHECK(strcmp(host, "10.0.0.2") == 0);
+    CHECK_EQ(port, 6379); // a cluster node's default, not a sentinel's
+    REQUIRE(host_address(u, 2, host, sizeof(host), &port));
+    CHECK(strcmp(host, "::1") == 0);
+    CHECK_EQ(port, 7002);
+    char out[128];
+    redact_redis_url("redis-cluster://u:p/w@10.0.0.1:7000,10.0.0.2,[::1]:7002", u, out, sizeof(out));
+    CHECK(strcmp(out, "redis-cluster://***@10.0.0.1:7000,10.0.0.2,[::1]:7002") == 0);
+
+    REQUIRE(parses("rediss-cluster://n1:7000", &u));
+    CHECK(u.cluster);
+    CHECK(u.tls);
+    CHECK_EQ(u.nhosts, 1);
+    CHECK(!parses("redis-cluster://n1:7000/0", &u)); // a cluster has db 0 only: no path at all
+    CHECK(!parses("redis-cluster://n1:7000/", &u));
+    CHECK(!parses("redis-cluster://", &u));
+    CHECK(!parses("redis-cluster://n1,", &u)); // a trailing comma
+    CHECK(!parses("redis-cluster://n1,,n2", &u));
+    CHECK(!parses("redis-cluster://n1:0", &u));
+    CHECK(!parses("redis-cluster://n1:65536", &u));
+    CHECK(!parses("redis-cluster://a,b,c,d,e,f,g,h,i", &u)); // more than 8 seeds
+    REQUIRE(parses("redis-cluster://a,b,c,d,e,f,g,h", &u));
+    CHECK_EQ(u.nhosts, 8);
 }
 
 // +switch-master: "<name> <old-ip> <old-port> <new-ip> <new-port>".
