@@ -19,6 +19,8 @@ static char setup_tag;
 static char role_tag;
 static char resolve_tag;
 static char info_tag;
+static char probe_tags[kConnProbeKinds];
+static_assert(kConnProbeKinds == 2, "conn_link_reply() tells the probe tags apart one by one");
 
 static void went_down(Connection *conn);
 
@@ -127,12 +129,26 @@ static void setup_reply(Connection *conn, redisReply *reply, const void *tag)
 
 static void resolved(Connection *conn, redisReply *reply);
 
+static void probed(Connection *conn, redisReply *reply, uint8_t kind)
+{
+    bool in_setup = reply && conn->state == ConnState::Connecting;
+    if (conn->hooks.probe)
+        conn->hooks.probe(conn->hooks.ctx, conn, kind, reply);
+    // The owner may have dropped it meanwhile.
+    if (in_setup && conn->state == ConnState::Connecting) {
+        conn->setup_pending--;
+        maybe_ready(conn);
+    }
+}
+
 void conn_link_reply(Connection *conn, redisReply *reply, void *privdata)
 {
     if (privdata == &setup_tag || privdata == &role_tag || privdata == &info_tag)
         setup_reply(conn, reply, privdata);
     else if (privdata == &resolve_tag)
         resolved(conn, reply);
+    else if (privdata == &probe_tags[0] || privdata == &probe_tags[1])
+        probed(conn, reply, (uint8_t)(static_cast<char *>(privdata) - probe_tags));
     else
         conn->hooks.reply(conn->hooks.reply_ctx, reply, privdata);
 }
@@ -192,6 +208,16 @@ bool conn_send_setup(Connection *conn, const char *buf, size_t len)
     if (!conn->ops->send(conn, buf, len, &setup_tag))
         return false;
     conn->setup_pending++;
+    return true;
+}
+
+bool conn_send_probe(Connection *conn, uint8_t kind, const char *buf, size_t len)
+{
+    EDGELOCK_ASSERT(kind < kConnProbeKinds);
+    if (!conn->ops->send(conn, buf, len, &probe_tags[kind]))
+        return false;
+    if (conn->state == ConnState::Connecting)
+        conn->setup_pending++;
     return true;
 }
 

@@ -25,7 +25,13 @@ struct ConnHooks {
     bool (*setup)(void *ctx, Connection *conn); // add setup commands (conn_send_setup); may be null
     void (*reply)(void *reply_ctx, struct redisReply *reply, void *privdata); // NULL reply: dropped
     void *reply_ctx; // the command queue, or the subscriptions
+    // The answer to a conn_send_probe() (null: the connection dropped first);
+    // may be null when the owner sends none.
+    void (*probe)(void *ctx, Connection *conn, uint8_t kind, struct redisReply *reply);
 };
+
+// Kinds of probe a connection's owner can tell apart.
+constexpr uint8_t kConnProbeKinds = 2;
 
 struct ConnConfig {
     const char *role; // "command", "subscriber": for the log
@@ -76,6 +82,10 @@ struct Connection {
     bool to_sentinels;    // as ConnConfig
     bool pubsub;          // as ConnConfig
     bool write_at_once;   // as ConnConfig
+    // A subscriber speaking RESP3 (its owner sends HELLO 3 in setup): its
+    // channel commands are sent without a reply callback and everything they
+    // bring comes as pushes (LinkOps::push). Sharded pub/sub.
+    bool push_replies;
     uint32_t replies_due; // commands sent on this link not yet answered
     // Which Redis process this link talks to: the first 64 bits of its run_id
     // (INFO server), 0 when unknown. It changes when Redis restarts, and with
@@ -103,5 +113,9 @@ inline bool conn_ready(const Connection *conn)
 bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata);
 // From hooks.setup only: a command whose error reply fails the setup.
 bool conn_send_setup(Connection *conn, const char *buf, size_t len);
+// A command whose reply, error or not, goes to hooks.probe with kind (<
+// kConnProbeKinds). Sent from hooks.setup, the connection is ready only after
+// the probe's answer was handled.
+bool conn_send_probe(Connection *conn, uint8_t kind, const char *buf, size_t len);
 
 } // namespace edgelock

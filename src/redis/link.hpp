@@ -29,6 +29,9 @@ struct LinkOps {
     void (*close)(Connection *conn);
     // Write what is buffered for the socket now, best effort (at shutdown).
     void (*flush)(Connection *conn);
+    // Whether a subscriber connection can take RESP3 pushes (conn->push_replies):
+    // what sharded pub/sub needs, as hiredis before 1.0 knows no SSUBSCRIBE.
+    bool push;
 };
 
 // hiredis async over libevent.

@@ -60,6 +60,20 @@ static void reply_cb(redisAsyncContext *ac, void *reply, void *privdata)
     conn_link_reply(conn, static_cast<redisReply *>(reply), privdata);
 }
 
+#if HIREDIS_MAJOR >= 1
+// RESP3 pushes of a push_replies connection: SSUBSCRIBE's confirmations and
+// its messages, which hiredis does not match to any command.
+static void push_cb(redisAsyncContext *ac, void *reply)
+{
+    Connection *conn = current(ac);
+    if (conn && reply)
+        conn_link_reply(conn, static_cast<redisReply *>(reply), nullptr);
+}
+constexpr bool kPushReplies = true;
+#else
+constexpr bool kPushReplies = false;
+#endif
+
 static bool open(Connection *conn)
 {
     redisAsyncContext *ac = conn->url->unix_socket ? redisAsyncConnectUnix(conn->url->path)
@@ -93,6 +107,10 @@ static bool open(Connection *conn)
     bool ok = redisLibeventAttach(ac, conn->loop->base) == REDIS_OK;
     ok = ok && redisAsyncSetConnectCallback(ac, connect_cb) == REDIS_OK;
     ok = ok && redisAsyncSetDisconnectCallback(ac, disconnect_cb) == REDIS_OK;
+#if HIREDIS_MAJOR >= 1
+    if (conn->push_replies)
+        redisAsyncSetPushCallback(ac, push_cb);
+#endif
     if (!ok) {
         conn->link = nullptr;
         conn->tls_ssl = nullptr;
@@ -126,6 +144,15 @@ static void write_now(Connection *conn)
 static bool send(Connection *conn, const char *buf, size_t len, void *privdata)
 {
     auto *ac = static_cast<redisAsyncContext *>(conn->link);
+    if (ac && conn->push_replies && !privdata) {
+        // Its answers come as pushes (push_cb): no reply callback to queue,
+        // or the next real reply would be matched to it.
+        if (redisAppendFormattedCommand(&ac->c, buf, len) != REDIS_OK)
+            return false;
+        if (ac->ev.addWrite)
+            ac->ev.addWrite(ac->ev.data);
+        return true;
+    }
     if (!ac || redisAsyncFormattedCommand(ac, reply_cb, privdata, buf, len) != REDIS_OK)
         return false;
     conn->replies_due++;
@@ -156,6 +183,6 @@ static void flush(Connection *conn)
             break;
 }
 
-const LinkOps kHiredisLink = {open, send, close, flush};
+const LinkOps kHiredisLink = {open, send, close, flush, kPushReplies};
 
 } // namespace edgelock

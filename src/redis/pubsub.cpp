@@ -10,6 +10,7 @@
 #include "redis/connection.hpp"
 #include "base/resp.hpp"
 #include "redis/reply.hpp"
+#include "redis/slot.hpp"
 
 namespace edgelock
 {
@@ -31,6 +32,27 @@ void pubsub_init(PubSub *ps, FixedTable<Subscription>::Slot *storage, uint32_t c
     ps->closed = false;
 }
 
+// Sharded channels have their own verbs and replies: "ssubscribe",
+// "sunsubscribe", "smessage".
+static const char *verb_of(const PubSub *ps, bool subscribe)
+{
+    if (ps->sharded)
+        return subscribe ? "SSUBSCRIBE" : "SUNSUBSCRIBE";
+    return subscribe ? "SUBSCRIBE" : "UNSUBSCRIBE";
+}
+
+static bool kind_is(const redisReply *kind, const char *plain)
+{
+    return reply_text_is(kind, plain) ||
+           (kind->type == REDIS_REPLY_STRING && kind->len > 1 && kind->str[0] == 's' &&
+            strlen(plain) == kind->len - 1 && memcmp(kind->str + 1, plain, kind->len - 1) == 0);
+}
+
+static Connection *route(PubSub *ps, const Subscription *s)
+{
+    return ps->hooks.route ? ps->hooks.route(ps->hooks.route_ctx, s->slot) : ps->conn;
+}
+
 static bool send_sub(PubSub *ps, uint32_t index, const char *verb)
 {
     Subscription *s = ps->subs.get(index);
@@ -41,16 +63,19 @@ static bool send_sub(PubSub *ps, uint32_t index, const char *verb)
     const char *out;
     size_t len;
     // Subscriber replies carry no privdata: they are matched by channel name.
-    return rc.finish(&out, &len) && conn_send(ps->conn, out, len, nullptr);
+    return rc.finish(&out, &len) && conn_send(s->conn, out, len, nullptr);
 }
 
 static void subscribe(PubSub *ps, uint32_t index)
 {
     Subscription *s = ps->subs.get(index);
-    if (conn_ready(ps->conn) && send_sub(ps, index, "SUBSCRIBE"))
+    s->conn = route(ps, s);
+    if (s->conn && conn_ready(s->conn) && send_sub(ps, index, verb_of(ps, true))) {
         s->state = SubState::Subscribing;
-    else
-        s->state = SubState::Down; // subscribed when the connection is back
+        return;
+    }
+    s->state = SubState::Down; // subscribed when the connection is back
+    s->conn = nullptr;
 }
 
 edgelock_status pubsub_join(PubSub *ps, const char *channel, size_t len, uint32_t *index)
@@ -73,6 +98,7 @@ edgelock_status pubsub_join(PubSub *ps, const char *channel, size_t len, uint32_
     memcpy(name_of(ps, i), channel, len);
     s->len = (uint32_t)len;
     s->refs = 1;
+    s->slot = ps->hooks.route ? key_hash_slot(channel, len) : 0;
     subscribe(ps, i);
     *index = i;
     return EDGELOCK_OK;
@@ -86,7 +112,7 @@ void pubsub_leave(PubSub *ps, uint32_t index)
         return;
     switch (s->state) {
     case SubState::Subscribed:
-        if (conn_ready(ps->conn) && send_sub(ps, index, "UNSUBSCRIBE"))
+        if (conn_ready(s->conn) && send_sub(ps, index, verb_of(ps, false)))
             s->state = SubState::Unsubscribing;
         else
             ps->subs.release(index);
@@ -105,7 +131,12 @@ bool pubsub_subscribed(PubSub *ps, uint32_t index)
 void pubsub_on_reply(void *arg, redisReply *reply, void *)
 {
     auto *ps = static_cast<PubSub *>(arg);
-    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements < 3 || ps->closed)
+#ifdef REDIS_REPLY_PUSH
+    bool push = reply && reply->type == REDIS_REPLY_PUSH; // RESP3 (sharded)
+#else
+    bool push = false;
+#endif
+    if (!reply || (reply->type != REDIS_REPLY_ARRAY && !push) || reply->elements < 3 || ps->closed)
         return;
     redisReply *chan = reply->element[1];
     if (chan->type != REDIS_REPLY_STRING)
@@ -122,7 +153,7 @@ void pubsub_on_reply(void *arg, redisReply *reply, void *)
         return;
     Subscription *s = ps->subs.get(index);
     redisReply *kind = reply->element[0];
-    if (reply_text_is(kind, "subscribe")) {
+    if (kind_is(kind, "subscribe")) {
         if (s->state != SubState::Subscribing)
             return;
         s->state = SubState::Subscribed;
@@ -132,14 +163,23 @@ void pubsub_on_reply(void *arg, redisReply *reply, void *)
             return;
         }
         ps->hooks.subscribed(ps->hooks.ctx, index);
-    } else if (reply_text_is(kind, "unsubscribe")) {
+    } else if (kind_is(kind, "unsubscribe")) {
+        if (s->state == SubState::Subscribed && s->refs > 0) {
+            // Not asked for: Redis ended it (the slot moved, the node is no
+            // longer its master). Down until the routing is fresh again.
+            s->state = SubState::Down;
+            s->conn = nullptr;
+            if (ps->hooks.moved)
+                ps->hooks.moved(ps->hooks.route_ctx);
+            return;
+        }
         if (s->state != SubState::Unsubscribing)
             return;
         if (s->refs > 0)
             subscribe(ps, index);
         else
             ps->subs.release(index);
-    } else if (reply_text_is(kind, "message") && s->state == SubState::Subscribed) {
+    } else if (kind_is(kind, "message") && s->state == SubState::Subscribed) {
         redisReply *msg = reply->element[2];
         if (msg->type == REDIS_REPLY_STRING)
             ps->hooks.message(ps->hooks.ctx, index, msg->str, msg->len);
@@ -150,7 +190,11 @@ void pubsub_on_reply(void *arg, redisReply *reply, void *)
 
 void pubsub_on_ready(void *arg)
 {
-    auto *ps = static_cast<PubSub *>(arg);
+    pubsub_resubscribe(static_cast<PubSub *>(arg));
+}
+
+void pubsub_resubscribe(PubSub *ps)
+{
     for (uint32_t i = 0; i < ps->subs.capacity() && !ps->closed; i++) {
         Subscription *s = ps->subs.get(i);
         if (s && s->state == SubState::Down && s->refs > 0)
@@ -160,15 +204,21 @@ void pubsub_on_ready(void *arg)
 
 void pubsub_on_down(void *arg)
 {
-    auto *ps = static_cast<PubSub *>(arg);
+    pubsub_conn_down(static_cast<PubSub *>(arg), nullptr);
+}
+
+void pubsub_conn_down(PubSub *ps, Connection *conn)
+{
     for (uint32_t i = 0; i < ps->subs.capacity(); i++) {
         Subscription *s = ps->subs.get(i);
-        if (!s)
+        if (!s || (conn && s->conn != conn))
             continue;
         if (s->refs == 0)
             ps->subs.release(i);
-        else
+        else {
             s->state = SubState::Down;
+            s->conn = nullptr;
+        }
     }
 }
 

@@ -23,8 +23,10 @@ constexpr size_t kMaxChannelLen = 4096 + 256;
 enum class SubState : uint8_t { Down, Subscribing, Subscribed, Unsubscribing };
 
 struct Subscription {
-    uint32_t refs; // joins not yet left
-    uint32_t len;  // channel name bytes (in the name arena)
+    uint32_t refs;    // joins not yet left
+    uint32_t len;     // channel name bytes (in the name arena)
+    Connection *conn; // where it is (being) subscribed; null when down
+    uint16_t slot;    // cluster: the channel's slot
     SubState state;
 };
 
@@ -32,14 +34,22 @@ struct PubSubHooks {
     void *ctx;
     void (*subscribed)(void *ctx, uint32_t index);
     void (*message)(void *ctx, uint32_t index, const char *msg, size_t len);
+    // A cluster's routing (null otherwise: the one connection): the
+    // subscriber connection of slot's master, null while not known.
+    Connection *(*route)(void *route_ctx, uint16_t slot);
+    void *route_ctx;
+    // Redis ended a subscription itself (a sharded channel's slot moved or its
+    // node failed over): the routing is out of date. May be null.
+    void (*moved)(void *route_ctx);
 };
 
 struct PubSub {
     FixedTable<Subscription> subs;
     char *names; // capacity * name_cap bytes
     uint32_t name_cap;
-    Connection *conn;
+    Connection *conn; // null with a route hook
     PubSubHooks hooks;
+    bool sharded; // SSUBSCRIBE/SUNSUBSCRIBE (set by the owner before any join)
     bool closed;
 };
 
@@ -53,5 +63,10 @@ bool pubsub_subscribed(PubSub *ps, uint32_t index);
 void pubsub_on_ready(void *ps);
 void pubsub_on_down(void *ps);
 void pubsub_on_reply(void *ps, struct redisReply *reply, void *privdata);
+// A cluster's subscriber connection is ready, or the slot map changed: make
+// every subscription that is down (on its slot's master now).
+void pubsub_resubscribe(PubSub *ps);
+// A cluster's subscriber connection dropped: its subscriptions are down.
+void pubsub_conn_down(PubSub *ps, Connection *conn);
 
 } // namespace edgelock

@@ -2,6 +2,7 @@
 #include "redis/queue.hpp"
 
 #include <hiredis/hiredis.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/time.hpp"
@@ -37,6 +38,20 @@ static Command *from_privdata(CommandQueue *q, void *p, uint32_t *index)
 static void timer_fired(void *arg, Timer *);
 static void arm_timer(CommandQueue *q, uint64_t deadline);
 
+// Where cmd goes now: the ASK target, its slot's node, or the one connection.
+static Connection *target(CommandQueue *q, const Command *cmd)
+{
+    if (cmd->asking)
+        return cmd->conn;
+    return q->hooks.route ? q->hooks.route(q->hooks.route_ctx, cmd->slot) : q->conn;
+}
+
+static bool sendable(CommandQueue *q, const Command *cmd, uint64_t now)
+{
+    Connection *conn = cmd->retry_at_ms > now ? nullptr : target(q, cmd);
+    return conn && conn_ready(conn);
+}
+
 bool queue_init(CommandQueue *q, FixedTable<Command>::Slot *storage, uint32_t capacity, char *buf,
                 uint32_t buf_len, Connection *conn, Loop *loop, uint32_t timeout_ms, const QueueHooks &hooks)
 {
@@ -70,13 +85,19 @@ Command *queue_new(CommandQueue *q, CommandDoneFn done, uint64_t *id_out)
     cmd->done = done;
     cmd->next = kNoIndex;
     cmd->patient = false;
+    cmd->conn = nullptr;
+    cmd->slot = 0;
+    cmd->retries = 0;
+    cmd->asking = false;
+    cmd->retry_at_ms = 0;
     uint64_t now = loop_now(q->loop);
     cmd->deadline_ms = add_ms(now, q->timeout_ms);
     // Redis has been unreachable for a whole command timeout already: do not
     // make this caller wait another one. Due now, so it completes (with
     // CONNECTION) from the timer, never from inside the call that made it.
+    // (A cluster's node is known only once the slot is set.)
     const Connection *conn = q->conn;
-    if (!conn_ready(conn) && conn->down_since_ms && now - conn->down_since_ms >= q->timeout_ms)
+    if (conn && !conn_ready(conn) && conn->down_since_ms && now - conn->down_since_ms >= q->timeout_ms)
         cmd->deadline_ms = now;
     *id_out = q->cmds.id_of(i);
     return cmd;
@@ -85,16 +106,6 @@ Command *queue_new(CommandQueue *q, CommandDoneFn done, uint64_t *id_out)
 Command *queue_get(CommandQueue *q, uint64_t id)
 {
     return q->cmds.get_id(id);
-}
-
-bool queue_push(CommandQueue *q, CommandDoneFn done, const CommandArgs &args, uint64_t *id_out)
-{
-    Command *cmd = queue_new(q, done, id_out);
-    if (!cmd)
-        return false;
-    cmd->args = args;
-    queue_submit(q, *id_out);
-    return true;
 }
 
 static void unlink_queued(CommandQueue *q, uint32_t index)
@@ -127,10 +138,34 @@ static void complete(CommandQueue *q, uint32_t index, redisReply *reply, edgeloc
     cmd.done(q->hooks.ctx, &cmd, id, reply, st);
 }
 
+// Fire-and-forget: a command whose reply is ignored (ASKING).
+static void send_aside(Connection *conn, const char *verb)
+{
+    char buf[64];
+    RespCommand rc(buf, sizeof(buf));
+    rc.arg(verb);
+    const char *out;
+    size_t len;
+    if (rc.finish(&out, &len))
+        conn_send(conn, out, len, kNoCommand);
+}
+
+// cmd back at the head of the FIFO, sent again when its connection can take it.
+static void requeue(CommandQueue *q, uint32_t index)
+{
+    Command *cmd = q->cmds.get(index);
+    cmd->state = CmdState::Queued;
+    cmd->next = q->send_head;
+    q->send_head = index;
+    if (q->send_tail == kNoIndex)
+        q->send_tail = index;
+}
+
 static bool send(CommandQueue *q, uint32_t index)
 {
     Command *cmd = q->cmds.get(index);
     uint64_t id = q->cmds.id_of(index);
+    Connection *conn = target(q, cmd);
     RespCommand rc(q->buf, q->buf_len);
     const char *buf;
     size_t len;
@@ -139,19 +174,22 @@ static bool send(CommandQueue *q, uint32_t index)
         complete(q, index, nullptr, EDGELOCK_ERR_INVALID_ARG);
         return false;
     }
-    if (!conn_send(q->conn, buf, len, to_privdata(id))) {
+    if (cmd->asking) {
+        // ASK: the slot is being imported there; ASKING lets this one command in.
+        send_aside(conn, "ASKING");
+        cmd->asking = false;
+    }
+    if (!conn_send(conn, buf, len, to_privdata(id))) {
         if (cmd->patient) {
             // The link is going away (its replies are being failed right now):
             // first in line for the next connection.
-            cmd->next = q->send_head;
-            q->send_head = index;
-            if (q->send_tail == kNoIndex)
-                q->send_tail = index;
+            requeue(q, index);
             return false;
         }
         complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
         return false;
     }
+    cmd->conn = conn;
     cmd->state = CmdState::Sent;
     cmd->sent_ms = loop_now(q->loop);
     if (cmd->patient) {
@@ -167,9 +205,55 @@ static void reload_script(CommandQueue *q, const Command *cmd)
     RespCommand rc(q->buf, q->buf_len);
     const char *buf;
     size_t len;
-    if (q->hooks.reload && conn_ready(q->conn) && q->hooks.reload(q->hooks.ctx, cmd, rc) &&
+    if (q->hooks.reload && conn_ready(cmd->conn) && q->hooks.reload(q->hooks.ctx, cmd, rc) &&
         rc.finish(&buf, &len))
-        conn_send(q->conn, buf, len, kNoCommand);
+        conn_send(cmd->conn, buf, len, kNoCommand);
+}
+
+static bool error_is(const redisReply *reply, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return reply->len >= n && strncmp(reply->str, prefix, n) == 0;
+}
+
+// A cluster's answer that the command was not run there: MOVED and ASK send
+// it to another node, TRYAGAIN and CLUSTERDOWN (a slot being moved, a
+// failover) again after a pause, within its deadline. True when handled.
+static bool redirect(CommandQueue *q, uint32_t index, const redisReply *reply)
+{
+    bool moved = error_is(reply, "MOVED "), ask = error_is(reply, "ASK ");
+    bool again = error_is(reply, "TRYAGAIN") || error_is(reply, "CLUSTERDOWN");
+    if (!q->hooks.redirected || !(moved || ask || again))
+        return false;
+    Command *cmd = q->cmds.get(index);
+    if (++cmd->retries > kMaxRetries)
+        return false; // the error goes to the caller
+    Connection *from = cmd->conn;
+    if (again) {
+        // Like Redisson's retry interval, shorter: the caller's wait is short.
+        uint64_t pause = 50u << (cmd->retries < 4 ? cmd->retries : 4);
+        cmd->retry_at_ms = loop_now(q->loop) + pause;
+        cmd->conn = nullptr;
+        requeue(q, index);
+        arm_timer(q, cmd->retry_at_ms);
+        return true;
+    }
+    // "MOVED <slot> <host>:<port>"
+    const char *p = reply->str + (moved ? 6 : 4);
+    const char *end = reply->str + reply->len;
+    const char *space = static_cast<const char *>(memchr(p, ' ', (size_t)(end - p)));
+    if (!space)
+        return false;
+    long slot = strtol(p, nullptr, 10);
+    Connection *to = q->hooks.redirected(q->hooks.route_ctx, from, (uint16_t)slot, space + 1,
+                                         (size_t)(end - space - 1), moved);
+    if (!to)
+        return false;
+    cmd->asking = ask;
+    cmd->conn = ask ? to : nullptr;
+    requeue(q, index);
+    queue_flush(q);
+    return true;
 }
 
 void queue_on_reply(void *queue, redisReply *reply, void *privdata)
@@ -188,20 +272,23 @@ void queue_on_reply(void *queue, redisReply *reply, void *privdata)
         // and load the script again so later calls are one EVALSHA again.
         cmd->eval_fallback = true;
         reload_script(q, cmd);
-        if (conn_ready(q->conn))
+        if (conn_ready(cmd->conn) && target(q, cmd) == cmd->conn)
             send(q, index);
         else
             complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
         return;
     }
+    if (reply->type == REDIS_REPLY_ERROR && redirect(q, index, reply))
+        return;
     if (reply->type == REDIS_REPLY_ERROR && strncmp(reply->str, "READONLY", 8) == 0) {
         // We are talking to a replica: a failover demoted our master (or the
         // URL names a replica). A connection problem, not the lock's: drop it,
         // and the next connection finds the master (asking the sentinels).
         edgelock_port_log(EDGELOCK_LOG_WARN, "Redis answered READONLY: not a master; reconnecting");
+        Connection *conn = cmd->conn;
         complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
-        if (conn_ready(q->conn))
-            conn_drop(q->conn);
+        if (conn_ready(conn))
+            conn_drop(conn);
         return;
     }
     complete(q, index, reply, reply->type == REDIS_REPLY_ERROR ? EDGELOCK_ERR_REDIS : EDGELOCK_OK);
@@ -228,7 +315,7 @@ void queue_submit(CommandQueue *q, uint64_t id)
     uint32_t index = id_index(id);
     Command *cmd = q->cmds.get(index);
     arm_timer(q, cmd->deadline_ms);
-    if (q->send_head == kNoIndex && conn_ready(q->conn)) {
+    if (q->send_head == kNoIndex && sendable(q, cmd, 0)) {
         send(q, index);
         return;
     }
@@ -240,19 +327,41 @@ void queue_submit(CommandQueue *q, uint64_t id)
     queue_flush(q);
 }
 
+// Every queued command whose connection can take it, in FIFO order (so the
+// commands of one node keep their order); the others stay.
 void queue_flush(CommandQueue *q)
 {
-    while (q->send_head != kNoIndex && conn_ready(q->conn) && !q->closed) {
-        uint32_t index = q->send_head;
+    uint64_t now = loop_now(q->loop);
+    uint32_t prev = kNoIndex;
+    uint32_t index = q->send_head;
+    while (index != kNoIndex && !q->closed) {
         Command *cmd = q->cmds.get(index);
-        q->send_head = cmd->next;
-        if (q->send_head == kNoIndex)
-            q->send_tail = kNoIndex;
+        uint32_t next = cmd->next;
+        if (!sendable(q, cmd, now)) {
+            if (!q->hooks.route)
+                return; // one connection, not ready: none is sendable
+            prev = index;
+            index = next;
+            continue;
+        }
+        if (prev == kNoIndex)
+            q->send_head = next;
+        else
+            q->cmds.get(prev)->next = next;
+        if (q->send_tail == index)
+            q->send_tail = prev;
         cmd->next = kNoIndex;
-        // Marks it Sent, or completes it on failure; a patient one is back
-        // at the head, for the next connection.
-        if (!send(q, index) && q->send_head == index)
-            break;
+        // Marks it Sent, or completes it on failure (whose done function may
+        // have changed the FIFO: start over); a patient one is back at the
+        // head, for the next connection.
+        if (send(q, index)) {
+            index = next;
+            continue;
+        }
+        if (q->send_head == index)
+            return;
+        prev = kNoIndex;
+        index = q->send_head;
     }
 }
 
@@ -271,29 +380,43 @@ static void timer_fired(void *arg, Timer *)
     auto *q = static_cast<CommandQueue *>(arg);
     q->timer_at = kForever;
     uint64_t now = loop_now(q->loop);
-    bool sent_expired = false;
+    // Connections with a reply that never came (a cluster may have several).
+    Connection *silent[8];
+    uint32_t nsilent = 0;
     for (uint32_t i = 0; i < q->cmds.capacity() && !q->closed; i++) {
         Command *cmd = q->cmds.get(i);
         if (!cmd || cmd->deadline_ms > now)
             continue;
         bool sent = cmd->state == CmdState::Sent;
-        sent_expired |= sent;
+        bool seen = false;
+        for (uint32_t k = 0; k < nsilent; k++)
+            seen |= silent[k] == cmd->conn;
+        if (sent && !seen && nsilent < 8)
+            silent[nsilent++] = cmd->conn;
         // Never sent: Redis was unreachable all along. Sent: it did not answer.
-        complete(q, i, nullptr, sent ? EDGELOCK_ERR_TIMEOUT : q->conn->down_status);
+        Connection *conn = sent ? nullptr : target(q, cmd);
+        complete(q, i, nullptr,
+                 sent ? EDGELOCK_ERR_TIMEOUT : conn ? conn->down_status : EDGELOCK_ERR_CONNECTION);
     }
     if (q->closed)
         return;
     // A reply that never came leaves the connection's reply order unknowable:
     // drop it; every other command on it completes, and we reconnect.
-    if (sent_expired && q->conn->state != ConnState::Down) {
+    for (uint32_t k = 0; k < nsilent; k++) {
+        if (silent[k]->state == ConnState::Down)
+            continue;
         edgelock_port_log(EDGELOCK_LOG_WARN, "command timed out; dropping the connection");
-        conn_drop(q->conn);
+        conn_drop(silent[k]);
     }
+    // Commands whose pause (TRYAGAIN) is over.
+    queue_flush(q);
     uint64_t next = kForever;
     for (uint32_t i = 0; i < q->cmds.capacity(); i++) {
         Command *cmd = q->cmds.get(i);
         if (cmd && cmd->deadline_ms < next)
             next = cmd->deadline_ms;
+        if (cmd && cmd->state == CmdState::Queued && cmd->retry_at_ms > now && cmd->retry_at_ms < next)
+            next = cmd->retry_at_ms;
     }
     if (next != kForever)
         arm_timer(q, next);

@@ -40,11 +40,16 @@ struct CommandArgs {
 struct Command {
     uint64_t deadline_ms;
     uint64_t sent_ms;
+    uint64_t retry_at_ms; // TRYAGAIN, CLUSTERDOWN: not sent again before (0: at once)
     CommandDoneFn done;
-    uint32_t next; // send FIFO link
+    Connection *conn; // the connection it was sent on; ASK: the one to send it to
+    uint32_t next;    // send FIFO link
+    uint16_t slot;    // cluster: the slot of its keys (set by its creator)
+    uint8_t retries;  // redirections and retries so far
     CmdState state;
     bool eval_fallback; // NOSCRIPT seen: the formatter sends the script body with EVAL
     bool patient;       // queue_set_patient(): no deadline until sent
+    bool asking;        // ASK: ASKING goes first, on conn
     CommandArgs args;
 };
 
@@ -55,11 +60,19 @@ struct QueueHooks {
     bool (*format)(void *ctx, Command *cmd, uint64_t id, RespCommand &rc);
     // The command that loads cmd's script again after NOSCRIPT; false: none.
     bool (*reload)(void *ctx, const Command *cmd, RespCommand &rc);
+    // A cluster's routing (null otherwise: every command goes to the queue's
+    // connection). route: the connection serving slot, null while not known
+    // (the command waits). redirected: where a MOVED or ASK answer from
+    // `from` sends the command (null: nowhere to be had).
+    Connection *(*route)(void *route_ctx, uint16_t slot);
+    Connection *(*redirected)(void *route_ctx, const Connection *from, uint16_t slot, const char *addr,
+                              size_t len, bool moved);
+    void *route_ctx;
 };
 
 struct CommandQueue {
     FixedTable<Command> cmds;
-    Connection *conn;
+    Connection *conn; // null with a route hook
     Loop *loop;
     QueueHooks hooks;
     char *buf; // one formatted command
@@ -71,17 +84,19 @@ struct CommandQueue {
     bool closed; // no command is created any more
 };
 
+// Redirections and retries a command may take before it fails (ERR_REDIS):
+// a MOVED that points back and forth ends here, not at its deadline only.
+constexpr uint8_t kMaxRetries = 16;
+
 // storage: capacity zeroed slots; buf: buf_len bytes. False: no timer.
 bool queue_init(CommandQueue *q, FixedTable<Command>::Slot *storage, uint32_t capacity, char *buf,
                 uint32_t buf_len, Connection *conn, Loop *loop, uint32_t timeout_ms, const QueueHooks &hooks);
 void queue_fini(CommandQueue *q);
 // A fresh command completing through done, or null when the table is full or
-// the queue closed. The caller fills cmd->args, then submits it.
+// the queue closed. The caller fills cmd->args (and, on a cluster, cmd->slot),
+// then submits it.
 Command *queue_new(CommandQueue *q, CommandDoneFn done, uint64_t *id_out);
 Command *queue_get(CommandQueue *q, uint64_t id);
-// queue_new() with args, then queue_submit(): false when the table is full or
-// the queue closed (nothing changed).
-bool queue_push(CommandQueue *q, CommandDoneFn done, const CommandArgs &args, uint64_t *id_out);
 // Before queue_submit(): the command waits for the connection as long as it
 // takes (work that must reach Redis, like an undo); once sent, it has the
 // usual timeout for its reply.

@@ -32,6 +32,11 @@ static bool unrequested(const redisReadTask *task)
     auto *conn = static_cast<Connection *>(task->privdata);
     if (!conn || conn->replies_due > 0 || subscribed(conn))
         return false;
+#if HIREDIS_MAJOR >= 1
+    // RESP3 pushes (sharded pub/sub): hiredis hands them to the push callback.
+    if (conn->push_replies && task->type == REDIS_REPLY_PUSH)
+        return false;
+#endif
     edgelock_port_log(EDGELOCK_LOG_WARN,
                       "%s connection: Redis sent a reply no command asked for; dropping it", conn->role);
     return true;

@@ -89,7 +89,7 @@ bool sentinel_watch_init(SentinelWatch *w, Loop *loop, const LinkOps *ops, ConnC
     cfg.role = "sentinel watch";
     cfg.to_sentinels = true;
     cfg.pubsub = true;
-    const ConnHooks ch = {w, ready, nullptr, nullptr, reply, w};
+    const ConnHooks ch = {w, ready, nullptr, nullptr, reply, w, nullptr};
     return conn_init(&w->conn, loop, ops, cfg, ch);
 }
 
