@@ -141,6 +141,20 @@ const char *edgelock_status_str(edgelock_status s);
 typedef void (*edgelock_lock_lost_fn)(edgelock_client *client, edgelock_lock lock, uint64_t owner,
                                       void *user);
 
+/** Sharded pub/sub on a cluster, as Redisson's shardedSubscriptionMode. */
+typedef enum edgelock_sharded_pubsub {
+    /** Default, as Redisson's AUTO: sharded when the cluster's nodes answer
+     *  PUBSUB SHARDNUMSUB (Redis 7 and later), plain pub/sub otherwise. Needs a
+     *  build with hiredis 1.0 or later (edgelock_client_create() says
+     *  INVALID_ARG on bookworm's 0.14 unless OFF). */
+    EDGELOCK_SHARDED_AUTO = 0,
+    /** Always SPUBLISH/SSUBSCRIBE (hiredis 1.0 or later). */
+    EDGELOCK_SHARDED_ON = 1,
+    /** Always PUBLISH/SUBSCRIBE: for clusters whose Redisson side has
+     *  shardedSubscriptionMode OFF. */
+    EDGELOCK_SHARDED_OFF = 2
+} edgelock_sharded_pubsub;
+
 /** Client configuration. Always fill with edgelock_config_init() first. */
 typedef struct edgelock_config {
     /** redis://[user:password@]host:port[/db], rediss://... for TLS (see the
@@ -152,8 +166,15 @@ typedef struct edgelock_config {
      *  as soon as the sentinels announce it), rediss-sentinel://... the same
      *  with TLS to the sentinels and to the master, or a unix socket:
      *  unix://[user:password@]/path/to/redis.sock[?db=N] (the path at most 107
-     *  bytes). Default "redis://127.0.0.1:6379". The string is copied; host
-     *  names are resolved with the system resolver. */
+     *  bytes), or a Redis Cluster:
+     *  redis-cluster://[user:password@]host[:port][,host[:port]...] (up to 8
+     *  seed nodes, port 6379 by default; no db: a cluster has only db 0),
+     *  rediss-cluster://... the same over TLS to every node. On a cluster the
+     *  client learns the slot map (CLUSTER SLOTS) from any node, sends each
+     *  lock call to the master of its lock's slot, follows MOVED and ASK, and
+     *  retries TRYAGAIN and CLUSTERDOWN within the call's command timeout
+     *  (see max_nodes, sharded_pubsub). Default "redis://127.0.0.1:6379". The
+     *  string is copied; host names are resolved with the system resolver. */
     const char *url;
     /** TLS, for rediss:// and rediss-sentinel:// URLs (a build with TLS: see
      *  edgelock_tls_available()).
@@ -226,6 +247,17 @@ typedef struct edgelock_config {
     /** Called when a watchdog hold is lost (may be NULL). */
     edgelock_lock_lost_fn on_lock_lost;
     void *on_lock_lost_user;
+
+    /** redis-cluster:// only: the cluster nodes the client can know at once,
+     *  seeds included (default 16, 1 to 64). Each costs a command and a
+     *  subscriber connection once used; a map naming more masters than fit
+     *  leaves their slots unreachable (calls to them fail with CONNECTION). */
+    uint32_t max_nodes;
+    /** redis-cluster:// only: whether unlock messages go out with SPUBLISH and
+     *  waiters listen with SSUBSCRIBE on the master of the channel's slot
+     *  (Redis 7 sharded pub/sub) or with PUBLISH/SUBSCRIBE. Both sides of a
+     *  lock must agree: a SUBSCRIBE never hears an SPUBLISH. */
+    edgelock_sharded_pubsub sharded_pubsub;
 } edgelock_config;
 
 /** Fill every field of *cfg with its default. */
@@ -283,10 +315,10 @@ typedef struct edgelock_table_stats {
  *  free slot instead of failing; that also counts as `full` of COMMANDS.) */
 typedef struct edgelock_stats {
     uint32_t locks, holds, waiters, subscriptions, commands; /* entries in use now */
-    uint32_t connected;                                      /* 1 when the command connection is ready */
-    uint64_t reconnects;                               /* command connections re-established after a drop */
-    uint64_t renew_calls;                              /* watchdog renewal script calls sent */
-    uint64_t table_bytes;                              /* bytes allocated for tables at creation */
+    uint32_t connected;   /* 1 when the command connection (a cluster: every master's) is ready */
+    uint64_t reconnects;  /* command connections re-established after a drop */
+    uint64_t renew_calls; /* watchdog renewal script calls sent */
+    uint64_t table_bytes; /* bytes allocated for tables at creation */
     edgelock_table_stats tables[EDGELOCK_TABLE_COUNT]; /* indexed by edgelock_table */
 } edgelock_stats;
 
@@ -553,6 +585,10 @@ typedef struct edgelock_lock_info {
     size_t holders_cap;
     edgelock_lock_entry *queue;
     size_t queue_cap;
+    /** Where the snapshot was read: "host:port" of the Redis the client sends
+     *  this lock's calls to (on a cluster: the master of the lock's slot by the
+     *  client's slot map), or a unix socket's path. NUL-terminated. */
+    char server[272];
 } edgelock_lock_info;
 
 /**

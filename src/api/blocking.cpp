@@ -73,7 +73,7 @@ edgelock_status stats(Client *c, edgelock_stats *out)
     out->waiters = c->waiters.used();
     out->subscriptions = c->pubsub.subs.used();
     out->commands = c->queue.cmds.used();
-    out->connected = conn_ready(&c->cmd_conn) ? 1u : 0u;
+    out->connected = client_connected(c) ? 1u : 0u;
     out->reconnects = c->reconnects;
     out->renew_calls = c->watchdog.renew_calls;
     out->table_bytes = c->table_bytes;

@@ -45,6 +45,8 @@ void edgelock_config_init(edgelock_config *cfg)
     cfg->unlock_latch_ttl_ms = 16000;
     cfg->fair_wait_ms = 300000;
     cfg->wait_replicas_timeout_ms = 1000;
+    cfg->max_nodes = 16;
+    cfg->sharded_pubsub = EDGELOCK_SHARDED_AUTO;
 }
 
 // libevent's first evthread_use_pthreads() sets up its global locks without a

@@ -112,7 +112,7 @@ static void wait_done(Client *c, const LockCall *call, uint64_t id, uint64_t sen
 static void attempt(Client *c, uint32_t index)
 {
     Waiter *w = c->waiters.get(index);
-    if (w->last_error != EDGELOCK_OK && !conn_ready(&c->cmd_conn)) {
+    if (w->last_error != EDGELOCK_OK && !slot_ready(c, lock_slot(c, w->lock_id))) {
         // Redis is known to be unreachable: an attempt would only sit in the
         // queue. acquire_retry_all() resumes us when the connection is back.
         wait_for(c, index, WaiterState::Waiting, kForever);
@@ -254,7 +254,8 @@ static void acquired(Client *c, uint32_t index, int64_t value, uint64_t sent_ms)
     }
     // The reply came on the command connection as it is now: its server
     // granted the hold (and issued the token).
-    c->holds.get(w->hold_index)->server_instance = c->cmd_conn.server_instance;
+    Connection *conn = slot_conn(c, lock_slot(c, w->lock_id));
+    c->holds.get(w->hold_index)->server_instance = conn ? conn->server_instance : 0;
     if (!replicas_wanted(c)) {
         finish(c, index, EDGELOCK_OK, value, sent_ms);
         return;

@@ -19,6 +19,8 @@ LockCall *call_new(Client *c, const LockCall &call, uint64_t *id)
     if (!cmd)
         return nullptr;
     memcpy(cmd->args.bytes, &call, sizeof(call));
+    if (call.lock_id)
+        cmd->slot = lock_slot(c, call.lock_id);
     LockCall *slot = call_of(cmd);
     // A command names its lock until it completes (or, for housekeeping, is
     // sent): lock_free() is BUSY meanwhile, so the name stays readable.
@@ -33,23 +35,19 @@ void call_submit(Client *c, uint64_t id)
     queue_submit(&c->queue, id);
 }
 
+void call_set_slot(Client *c, uint64_t id, uint16_t slot)
+{
+    queue_get(&c->queue, id)->slot = slot;
+}
+
 bool call_start(Client *c, const LockCall &call)
 {
-    if (c->closing)
-        return false;
-    CommandArgs args;
     static_assert(std::is_trivially_copyable<LockCall>::value, "LockCall is copied as bytes");
-    memcpy(args.bytes, &call, sizeof(call));
-    LockCall *slot = reinterpret_cast<LockCall *>(args.bytes);
-    slot->pins_lock = call.lock_id != 0;
-    if (slot->pins_lock)
-        lock_get(c, call.lock_id)->refs++;
     uint64_t id;
-    if (queue_push(&c->queue, calls_done, args, &id))
-        return true;
-    if (slot->pins_lock)
-        lock_get(c, call.lock_id)->refs--;
-    return false;
+    if (!call_new(c, call, &id))
+        return false;
+    queue_submit(&c->queue, id);
+    return true;
 }
 
 void calls_done(void *client, const Command *cmd, uint64_t id, redisReply *reply, edgelock_status st)

@@ -65,6 +65,8 @@ bool call_start(Client *c, const LockCall &call);
 // command's id before it goes out.
 LockCall *call_new(Client *c, const LockCall &call, uint64_t *id);
 void call_submit(Client *c, uint64_t id);
+// A command naming no lock (a renewal batch): the cluster slot of its keys.
+void call_set_slot(Client *c, uint64_t id, uint16_t slot);
 
 // The queue's done function for every lock command (ctx: the Client).
 void calls_done(void *client, const Command *cmd, uint64_t id, struct redisReply *reply, edgelock_status st);

@@ -70,7 +70,20 @@ static bool valid_config(const edgelock_config *cfg)
         if (n == 0 || n > 63 || memchr(cfg->client_id, ':', n))
             return false;
     }
+    if (cfg->sharded_pubsub < EDGELOCK_SHARDED_AUTO || cfg->sharded_pubsub > EDGELOCK_SHARDED_OFF)
+        return false;
     return true;
+}
+
+// What only a cluster URL asks of the config and of the link.
+static bool valid_cluster_config(const edgelock_config *cfg, const RedisUrl &url, const LinkOps *link)
+{
+    if (!url.cluster)
+        return true;
+    if (cfg->max_nodes < 1 || cfg->max_nodes > kMaxClusterNodes)
+        return false;
+    // Sharded pub/sub arrives as RESP3 pushes, which hiredis 0.14 cannot take.
+    return link->push || cfg->sharded_pubsub == EDGELOCK_SHARDED_OFF;
 }
 
 // Largest command the client will ever format: a full renewal batch, sent with
@@ -120,6 +133,9 @@ static void free_memory(Client *c)
     watchdog_fini(c);
     conn_fini(&c->cmd_conn);
     conn_fini(&c->sub_conn);
+    cluster_fini(&c->cluster);
+    edgelock_port_free(c->cluster.nodes);
+    edgelock_port_free(c->cluster.slot_owner);
     sentinel_watch_fini(&c->sentinel_watch);
     free_table(c->locks);
     free_table(c->holds);
@@ -193,6 +209,86 @@ static void sentinel_switched(void *ctx, const char *host, uint16_t port)
     }
 }
 
+// ---- a cluster's hooks ---------------------------------------------------------
+
+static void cluster_subscribers_ready(void *ctx)
+{
+    pubsub_resubscribe(&static_cast<Client *>(ctx)->pubsub);
+}
+
+static void cluster_subscriber_down(void *ctx, Connection *conn)
+{
+    pubsub_conn_down(&static_cast<Client *>(ctx)->pubsub, conn);
+}
+
+static void cluster_sharded_decided(void *ctx, bool sharded)
+{
+    auto *c = static_cast<Client *>(ctx);
+    c->pubsub.sharded = sharded;
+    c->protocol.publish = sharded ? "spublish" : "publish";
+}
+
+static Connection *route_command(void *cluster, uint16_t slot)
+{
+    return cluster_command_conn(static_cast<Cluster *>(cluster), slot);
+}
+
+static Connection *route_redirected(void *cluster, const Connection *from, uint16_t slot, const char *addr,
+                                    size_t len, bool moved)
+{
+    return cluster_redirected(static_cast<Cluster *>(cluster), from, slot, addr, len, moved);
+}
+
+static Connection *route_subscription(void *cluster, uint16_t slot)
+{
+    return cluster_subscriber_conn(static_cast<Cluster *>(cluster), slot);
+}
+
+static void subscription_moved(void *cluster)
+{
+    cluster_refresh(static_cast<Cluster *>(cluster));
+}
+
+// redis-cluster://: the node table and slot map, and the queue and the
+// subscriptions routed through them. cc: the command connection's config.
+static bool build_cluster(Client *c, const LinkOps *link, const ConnConfig &cc)
+{
+    const edgelock_config &cfg = c->cfg;
+    Cluster *cl = &c->cluster;
+    cl->nodes = static_cast<ClusterNode *>(client_alloc(c, (uint64_t)cfg.max_nodes * sizeof(ClusterNode)));
+    cl->slot_owner = static_cast<uint8_t *>(client_alloc(c, kClusterSlots));
+    if (!cl->nodes || !cl->slot_owner)
+        return false;
+    memset(cl->nodes, 0, (size_t)cfg.max_nodes * sizeof(ClusterNode));
+    const ClusterHooks hooks = {c,
+                                command_conn_ready,
+                                cluster_subscribers_ready,
+                                cluster_subscriber_down,
+                                command_conn_setup,
+                                cluster_sharded_decided,
+                                queue_on_reply,
+                                &c->queue,
+                                pubsub_on_reply,
+                                &c->pubsub};
+    ShardedMode mode = cfg.sharded_pubsub == EDGELOCK_SHARDED_ON    ? ShardedMode::On
+                       : cfg.sharded_pubsub == EDGELOCK_SHARDED_OFF ? ShardedMode::Off
+                                                                    : ShardedMode::Auto;
+    bool ok = cluster_init(cl, cl->nodes, cfg.max_nodes, cl->slot_owner, &c->loop, link, cc, mode, hooks);
+    if (cl->sharded_known)
+        cluster_sharded_decided(c, cl->sharded);
+    c->queue.conn = nullptr;
+    c->queue.hooks.route = route_command;
+    c->queue.hooks.redirected = route_redirected;
+    c->queue.hooks.route_ctx = cl;
+    c->pubsub.conn = nullptr;
+    c->pubsub.hooks.route = route_subscription;
+    c->pubsub.hooks.route_ctx = cl;
+    c->pubsub.hooks.moved = subscription_moved;
+    // Timers: the refresh, and each node's two connections.
+    c->table_bytes += (1 + 2 * (uint64_t)cfg.max_nodes) * loop_timer_bytes(&c->loop);
+    return ok;
+}
+
 static bool build(Client *c, const LinkOps *link)
 {
     const edgelock_config &cfg = c->cfg;
@@ -231,12 +327,14 @@ static bool build(Client *c, const LinkOps *link)
 
     // Replies go straight to their consumer: commands to the queue, channel
     // messages to the subscriptions.
-    const ConnHooks cmd_hooks = {c,        command_conn_ready, nullptr, command_conn_setup, queue_on_reply,
-                                 &c->queue};
-    const ConnHooks sub_hooks = {c, sub_conn_ready, sub_conn_down, nullptr, pubsub_on_reply, &c->pubsub};
-    const QueueHooks queue_hooks = {c, wire_format, wire_reload};
+    const ConnHooks cmd_hooks = {
+        c, command_conn_ready, nullptr, command_conn_setup, queue_on_reply, &c->queue, nullptr};
+    const ConnHooks sub_hooks = {c,          sub_conn_ready, sub_conn_down, nullptr, pubsub_on_reply,
+                                 &c->pubsub, nullptr};
+    const QueueHooks queue_hooks = {c, wire_format, wire_reload, nullptr, nullptr, nullptr};
     c->on_command_slot_free = acquire_on_command_slot_free;
-    const PubSubHooks pubsub_hooks = {c, acquire_on_subscribed, acquire_on_message};
+    const PubSubHooks pubsub_hooks = {c,      acquire_on_subscribed, acquire_on_message, nullptr, nullptr,
+                                      nullptr};
     ConnConfig cc = {"command",
                      &c->url,
                      cfg.connect_timeout_ms,
@@ -250,6 +348,7 @@ static bool build(Client *c, const LinkOps *link)
                      false,
                      c->owns_base}; // a blocked caller polls for its reply right after sending
     bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);
+    const ConnConfig cc_command = cc;
     cc.role = "subscriber";
     cc.pubsub = true;
     // Nobody polls for a (UN)SUBSCRIBE's answer on its own: the UNSUBSCRIBE of
@@ -267,6 +366,8 @@ static bool build(Client *c, const LinkOps *link)
          ok;
     pubsub_init(&c->pubsub, sub_slots, cfg.max_subscriptions, chan_names, chan_cap, &c->sub_conn,
                 pubsub_hooks);
+    if (c->url.cluster)
+        ok = build_cluster(c, link, cc_command) && ok;
     ok = watchdog_init(c) && ok;
     ok = acquire_init_timers(c) && ok;
     // Timers: 2 connections (3 with a sentinel watch), the queue, the watchdog and one per waiter.
@@ -287,7 +388,8 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
 {
     *st = EDGELOCK_ERR_INVALID_ARG;
     RedisUrl url;
-    if (!client_config_valid(cfg) || !parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url)) {
+    if (!client_config_valid(cfg) || !parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url) ||
+        !valid_cluster_config(cfg, url, link)) {
         if (owns_base && loop.base)
             event_base_free(loop.base);
         return nullptr;
@@ -320,8 +422,8 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
         memcpy(c->client_id, cfg->client_id, strnlen(cfg->client_id, 63));
     else
         make_uuid(c->client_id);
-    c->protocol =
-        ClientProtocol{c->client_id, cfg->fair_wait_ms, cfg->unlock_latch_ttl_ms, cfg->watchdog_lease_ms};
+    c->protocol = ClientProtocol{c->client_id, cfg->fair_wait_ms, cfg->unlock_latch_ttl_ms,
+                                 cfg->watchdog_lease_ms, "publish"};
     c->loop = loop;
     c->base = loop.base;
     c->owns_base = owns_base;
@@ -348,6 +450,10 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
 
 void client_start(Client *c)
 {
+    if (c->url.cluster) {
+        cluster_start(&c->cluster);
+        return;
+    }
     conn_start(&c->cmd_conn);
     conn_start(&c->sub_conn);
     if (c->url.sentinel)
@@ -363,7 +469,10 @@ void client_shutdown(Client *c)
     // included, goes onto the socket before it closes.
     acquire_abandon_fair_all(c);
     queue_flush(&c->queue);
-    conn_flush_output(&c->cmd_conn);
+    if (c->url.cluster)
+        cluster_flush(&c->cluster);
+    else
+        conn_flush_output(&c->cmd_conn);
     c->closing = true;
     c->queue.closed = true;
     c->pubsub.closed = true;
@@ -372,6 +481,8 @@ void client_shutdown(Client *c)
     watchdog_stop(c);
     conn_close(&c->cmd_conn);
     conn_close(&c->sub_conn);
+    if (c->url.cluster)
+        cluster_close(&c->cluster);
     if (c->url.sentinel)
         sentinel_watch_close(&c->sentinel_watch);
 }

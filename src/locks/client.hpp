@@ -16,6 +16,7 @@
 #include "locks/holds.hpp"
 #include "locks/watchdog.hpp"
 #include "port.h"
+#include "redis/cluster.hpp"
 #include "redis/connection.hpp"
 #include "redis/pubsub.hpp"
 #include "redis/queue.hpp"
@@ -52,8 +53,11 @@ struct Client {
     uint32_t starved_waiters;                // waiters whose retry found the command table full
     void (*on_command_slot_free)(Client *c); // acquire.cpp: retry one of them
 
+    // One node: its command and subscriber connections. redis-cluster://: the
+    // cluster's (these two are not used).
     Connection cmd_conn;
     Connection sub_conn;
+    Cluster cluster;
     SentinelWatch sentinel_watch; // redis-sentinel:// only
     CommandQueue queue;
     PubSub pubsub;
@@ -92,6 +96,35 @@ inline LockRef lock_ref(Client *c, uint64_t lock_id)
 inline edgelock_lock_kind lock_kind(Client *c, uint64_t lock_id)
 {
     return lock_get(c, lock_id)->kind;
+}
+
+// The cluster slot of a live handle's keys (Redisson tags them all with the
+// name); 0 off a cluster.
+inline uint16_t lock_slot(Client *c, uint64_t lock_id)
+{
+    if (!c->url.cluster)
+        return 0;
+    LockRef r = lock_ref(c, lock_id);
+    return key_hash_slot(r.name, r.len);
+}
+
+// The command connection serving a slot now: the one, or the slot's master
+// (null while a cluster's map does not know it).
+inline Connection *slot_conn(Client *c, uint16_t slot)
+{
+    return c->url.cluster ? cluster_command_conn(&c->cluster, slot) : &c->cmd_conn;
+}
+
+inline bool slot_ready(Client *c, uint16_t slot)
+{
+    Connection *conn = slot_conn(c, slot);
+    return conn && conn_ready(conn);
+}
+
+// Whether commands can go out: the connection, or every master of the map.
+inline bool client_connected(const Client *c)
+{
+    return c->url.cluster ? cluster_ready(&c->cluster) : conn_ready(&c->cmd_conn);
 }
 
 // True when cfg is one client_create() accepts (fields and URL).

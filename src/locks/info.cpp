@@ -9,6 +9,7 @@
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
 #include "locks/queries.hpp"
+#include "base/writer.hpp"
 #include "redis/reply.hpp"
 
 namespace edgelock
@@ -134,11 +135,31 @@ static edgelock_status parse_info(const redisReply *r, edgelock_lock_info *info)
     return EDGELOCK_OK;
 }
 
+// The address calls on the lock go to, as the snapshot says it.
+static void set_server(Client *c, uint64_t lock_id, edgelock_lock_info *info)
+{
+    const Connection *conn = slot_conn(c, lock_slot(c, lock_id));
+    Writer w(info->server, sizeof(info->server) - 1);
+    if (c->url.unix_socket) {
+        w.str(c->url.path);
+    } else if (conn) {
+        bool v6 = strchr(conn->host, ':') != nullptr;
+        w.bytes("[", v6 ? 1 : 0);
+        w.str(conn->host);
+        w.bytes("]", v6 ? 1 : 0);
+        w.bytes(":", 1);
+        w.u64(conn->port);
+    }
+    info->server[w.overflow ? 0 : w.len] = 0;
+}
+
 static void info_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
                       edgelock_status st)
 {
     if (st == EDGELOCK_OK)
         st = parse_info(reply, call->info);
+    if (st == EDGELOCK_OK)
+        set_server(c, call->lock_id, call->info);
     else if (st == EDGELOCK_ERR_REDIS)
         edgelock_port_log(EDGELOCK_LOG_WARN, "lock info refused: %s", reply ? reply->str : "");
     invoke_result(c, call->cb, call->lock_id, st, 0, call->user);

@@ -75,12 +75,17 @@ static void renew_done(Client *c, const LockCall *, uint64_t id, uint64_t sent_m
 }
 
 // One renewal script call being filled: read holds and the others use
-// different scripts, so each has its own.
+// different scripts, so each has its own. On a cluster one script may touch
+// one slot only (CROSSSLOT), so each slot has its own too, as in Redisson.
 struct RenewBatch {
     uint64_t id;
     uint32_t size;
     bool read;
+    uint16_t slot;
 };
+
+// Batches being filled on a cluster; the oldest goes out when all are taken.
+constexpr uint32_t kOpenBatches = 8;
 
 static void batch_submit(Client *c, RenewBatch &b)
 {
@@ -100,6 +105,7 @@ static bool batch_add(Client *c, RenewBatch &b, Hold *h)
         call.read_batch = b.read;
         if (!call_new(c, call, &b.id))
             return false;
+        call_set_slot(c, b.id, b.slot);
     }
     h->renewing = true;
     h->renew_cmd = b.id;
@@ -117,7 +123,9 @@ static void tick(void *arg, Timer *)
     const uint64_t now = loop_now(&c->loop);
     uint64_t next = now + lease / 3;
     bool any = false;
-    RenewBatch plain = {0, 0, false}, read = {0, 0, true};
+    RenewBatch plain = {0, 0, false, 0}, read = {0, 0, true, 0};
+    RenewBatch open[kOpenBatches] = {};
+    uint32_t next_out = 0; // the open batch to submit when none is free
     for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
         Hold *h = c->holds.get(i);
         if (!h || !hold_renewable(h))
@@ -129,13 +137,37 @@ static void tick(void *arg, Timer *)
         any = true;
         if (h->confirmed_ms + lease < next)
             next = h->confirmed_ms + lease; // check loss on time
-        if (h->renewing || !conn_ready(&c->cmd_conn))
+        uint16_t slot = lock_slot(c, h->lock_id);
+        if (h->renewing || !slot_ready(c, slot))
             continue;
-        batch_add(c, lock_kind(c, h->lock_id) == EDGELOCK_READ ? read : plain, h);
+        bool is_read = lock_kind(c, h->lock_id) == EDGELOCK_READ;
+        if (!c->url.cluster) {
+            batch_add(c, is_read ? read : plain, h);
+            continue;
+        }
+        RenewBatch *b = nullptr;
+        for (uint32_t k = 0; k < kOpenBatches && !b; k++)
+            if (open[k].id && open[k].slot == slot && open[k].read == is_read)
+                b = &open[k];
+        for (uint32_t k = 0; k < kOpenBatches && !b; k++)
+            if (!open[k].id)
+                b = &open[k];
+        if (!b) {
+            b = &open[next_out];
+            next_out = (next_out + 1) % kOpenBatches;
+            batch_submit(c, *b);
+        }
+        if (!b->id) {
+            b->slot = slot;
+            b->read = is_read;
+        }
+        batch_add(c, *b, h);
     }
     if (!c->closing) {
         batch_submit(c, plain);
         batch_submit(c, read);
+        for (RenewBatch &b : open)
+            batch_submit(c, b);
     }
     if (any && !c->closing) {
         c->watchdog.armed = true;

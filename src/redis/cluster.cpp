@@ -48,7 +48,8 @@ bool parse_cluster_slots(const redisReply *reply, const char *asked_host, Cluste
         // "" (or "?") when the node does not know the address it is reached at.
         const char *h = host[0] && strcmp(host, "?") != 0 ? host : asked_host;
         uint8_t node = find(ctx, h, (uint16_t)master->element[1]->integer);
-        memset(owner + r->element[0]->integer, node, (size_t)(r->element[1]->integer - r->element[0]->integer + 1));
+        memset(owner + r->element[0]->integer, node,
+               (size_t)(r->element[1]->integer - r->element[0]->integer + 1));
     }
     return true;
 }
@@ -267,14 +268,20 @@ bool cluster_init(Cluster *cl, ClusterNode *nodes, uint32_t capacity, uint8_t *s
         ConnConfig cc = cfg;
         cc.role = "command";
         cc.pubsub = false;
-        const ConnHooks cmd_hooks = {n,     command_ready, command_down, command_setup, hooks.command_reply,
-                                     hooks.command_reply_ctx, probed};
+        const ConnHooks cmd_hooks = {
+            n,     command_ready, command_down, command_setup, hooks.command_reply, hooks.command_reply_ctx,
+            probed};
         ok = conn_init(&n->cmd, loop, ops, cc, cmd_hooks) && ok;
         cc.role = "subscriber";
         cc.pubsub = true;
         cc.write_at_once = false;
-        const ConnHooks sub_hooks = {n,       subscriber_ready, subscriber_down, subscriber_setup,
-                                     hooks.message_reply, hooks.message_reply_ctx, nullptr};
+        const ConnHooks sub_hooks = {n,
+                                     subscriber_ready,
+                                     subscriber_down,
+                                     subscriber_setup,
+                                     hooks.message_reply,
+                                     hooks.message_reply_ctx,
+                                     nullptr};
         ok = conn_init(&n->sub, loop, ops, cc, sub_hooks) && ok;
     }
     return ok;
@@ -334,8 +341,8 @@ Connection *cluster_subscriber_conn(Cluster *cl, uint16_t slot)
     return &n->sub;
 }
 
-Connection *cluster_redirected(Cluster *cl, const Connection *from, uint16_t slot, const char *addr, size_t len,
-                               bool moved)
+Connection *cluster_redirected(Cluster *cl, const Connection *from, uint16_t slot, const char *addr,
+                               size_t len, bool moved)
 {
     // "host:port", the host possibly an IPv6 address with colons of its own.
     const char *colon = nullptr;

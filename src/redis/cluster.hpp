@@ -98,8 +98,8 @@ Connection *cluster_subscriber_conn(Cluster *cl, uint16_t slot);
 // empty host: from's): the command connection there (started now if new;
 // null when the table is full or the address is malformed). MOVED also makes
 // it slot's master at once and asks for the whole map again.
-Connection *cluster_redirected(Cluster *cl, const Connection *from, uint16_t slot, const char *addr, size_t len,
-                               bool moved);
+Connection *cluster_redirected(Cluster *cl, const Connection *from, uint16_t slot, const char *addr,
+                               size_t len, bool moved);
 // Ask for the slot map again now (no-op while one is in flight).
 void cluster_refresh(Cluster *cl);
 // True when every master in the map has a ready command connection.

@@ -79,9 +79,9 @@ struct Connection {
     char host[256];
     uint16_t port;
     const char *sentinel_password;
-    bool to_sentinels;    // as ConnConfig
-    bool pubsub;          // as ConnConfig
-    bool write_at_once;   // as ConnConfig
+    bool to_sentinels;  // as ConnConfig
+    bool pubsub;        // as ConnConfig
+    bool write_at_once; // as ConnConfig
     // A subscriber speaking RESP3 (its owner sends HELLO 3 in setup): its
     // channel commands are sent without a reply callback and everything they
     // bring comes as pushes (LinkOps::push). Sharded pub/sub.

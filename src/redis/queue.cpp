@@ -396,7 +396,9 @@ static void timer_fired(void *arg, Timer *)
         // Never sent: Redis was unreachable all along. Sent: it did not answer.
         Connection *conn = sent ? nullptr : target(q, cmd);
         complete(q, i, nullptr,
-                 sent ? EDGELOCK_ERR_TIMEOUT : conn ? conn->down_status : EDGELOCK_ERR_CONNECTION);
+                 sent   ? EDGELOCK_ERR_TIMEOUT
+                 : conn ? conn->down_status
+                        : EDGELOCK_ERR_CONNECTION);
     }
     if (q->closed)
         return;

@@ -10,8 +10,6 @@
 namespace edgelock
 {
 
-static const char kPublish[] = "publish";
-
 namespace
 {
 
@@ -166,7 +164,7 @@ void release(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, cons
         rc.arg("0");
         rc.arg_i64(a.lease_ms);
         owner_arg(rc, p, l, a.owner);
-        rc.arg(kPublish);
+        rc.arg(p.publish);
         rc.arg_u64(p.unlock_latch_ttl_ms);
         break;
     case EDGELOCK_FAIR:
@@ -180,7 +178,7 @@ void release(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, cons
         rc.arg_i64(a.lease_ms);
         owner_arg(rc, p, l, a.owner);
         rc.arg_i64(edgelock_port_wall_ms());
-        rc.arg(kPublish);
+        rc.arg(p.publish);
         rc.arg_u64(p.unlock_latch_ttl_ms);
         break;
     case EDGELOCK_READ:
@@ -192,7 +190,7 @@ void release(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, cons
         latch(rc, l, a);
         rc.arg("0");
         owner_arg(rc, p, l, a.owner);
-        rc.arg(kPublish);
+        rc.arg(p.publish);
         rc.arg_u64(p.unlock_latch_ttl_ms);
         break;
     case EDGELOCK_WRITE:
@@ -203,13 +201,13 @@ void release(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, cons
         rc.arg("1"); // a writer's release wakes every waiter: readers may share
         rc.arg_i64(a.lease_ms);
         owner_arg(rc, p, l, a.owner);
-        rc.arg(kPublish);
+        rc.arg(p.publish);
         rc.arg_u64(p.unlock_latch_ttl_ms);
         break;
     }
 }
 
-void force_release(RespCommand &rc, const LockOpArgs &a, const LockRef &l)
+void force_release(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, const LockRef &l)
 {
     if (l.kind == EDGELOCK_FAIR) {
         script(rc, a, kScriptFairForceRelease, 4);
@@ -224,7 +222,7 @@ void force_release(RespCommand &rc, const LockOpArgs &a, const LockRef &l)
         channel(rc, l);
         rc.arg(is_rw(l) ? "1" : "0");
     }
-    rc.arg(kPublish);
+    rc.arg(p.publish);
 }
 
 } // namespace
@@ -247,7 +245,7 @@ void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &
     switch (a.op) {
     case LockOp::Acquire: acquire(rc, p, a, l); break;
     case LockOp::Release: release(rc, p, a, l); break;
-    case LockOp::ForceRelease: force_release(rc, a, l); break;
+    case LockOp::ForceRelease: force_release(rc, p, a, l); break;
     case LockOp::Exists:
         rc.arg("EXISTS");
         key(rc, l);
@@ -273,7 +271,7 @@ void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &
         channel(rc, l);
         owner_arg(rc, p, l, a.owner);
         rc.arg_u64(p.fair_wait_ms);
-        rc.arg(kPublish);
+        rc.arg(p.publish);
         break;
     case LockOp::Extend:
         script(rc, a, l.kind == EDGELOCK_READ ? kScriptReadRenew : kScriptRenew, 1);

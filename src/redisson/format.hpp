@@ -43,6 +43,9 @@ struct ClientProtocol {
     uint32_t fair_wait_ms;
     uint32_t unlock_latch_ttl_ms;
     uint32_t watchdog_lease_ms;
+    // What unlock scripts publish with: "publish", or "spublish" on a
+    // cluster with sharded pub/sub (Redisson passes it the same way).
+    const char *publish;
 };
 
 struct LockOpArgs {

@@ -60,10 +60,7 @@ struct Finder {
 
 struct Map {
     uint8_t owner[kClusterSlots];
-    Map()
-    {
-        memset(owner, 0x42, sizeof(owner));
-    }
+    Map() { memset(owner, 0x42, sizeof(owner)); }
     bool untouched() const
     {
         for (uint8_t o : owner)
@@ -138,16 +135,16 @@ TEST_CASE(malformed_answers_leave_the_map_untouched)
     const std::string bad[] = {
         "-ERR This instance has cluster support disabled\r\n",
         ":3\r\n",
-        "*1\r\n" + range(0, 16384, "a", 7000),         // slot past the last
-        "*1\r\n" + range(-1, 10, "a", 7000),           // negative slot
-        "*1\r\n" + range(10, 5, "a", 7000),            // upside down
-        "*1\r\n" + range(0, 10, "a", 0),               // port 0
-        "*1\r\n" + range(0, 10, "a", 65536),           // port too large
+        "*1\r\n" + range(0, 16384, "a", 7000),                // slot past the last
+        "*1\r\n" + range(-1, 10, "a", 7000),                  // negative slot
+        "*1\r\n" + range(10, 5, "a", 7000),                   // upside down
+        "*1\r\n" + range(0, 10, "a", 0),                      // port 0
+        "*1\r\n" + range(0, 10, "a", 65536),                  // port too large
         "*1\r\n" + range(0, 10, std::string(300, 'h'), 7000), // host too long
-        "*1\r\n*2\r\n:0\r\n:10\r\n",                   // no master
-        "*1\r\n*3\r\n:0\r\n:10\r\n*1\r\n" + bulk("a"), // master without port
-        "*1\r\n*3\r\n:0\r\n:10\r\n*2\r\n:1\r\n:7000\r\n", // host not a string
-        "*2\r\n" + range(0, 10, "a", 7000) + ":5\r\n", // one good range, one not
+        "*1\r\n*2\r\n:0\r\n:10\r\n",                          // no master
+        "*1\r\n*3\r\n:0\r\n:10\r\n*1\r\n" + bulk("a"),        // master without port
+        "*1\r\n*3\r\n:0\r\n:10\r\n*2\r\n:1\r\n:7000\r\n",     // host not a string
+        "*2\r\n" + range(0, 10, "a", 7000) + ":5\r\n",        // one good range, one not
     };
     for (const std::string &b : bad) {
         Finder f;

@@ -24,6 +24,12 @@ static void print_secs(FILE *f, int64_t ms)
  * (a count below 1, a negative token or TTL other than -1, a deadline before
  * the epoch or further away than the longest wait) are judged here. Those
  * print as "invalid", and no arithmetic is done on them. */
+/* redis-cluster:// or rediss-cluster://: the text names the node. */
+static int is_cluster_url(const char *url)
+{
+    return url && (strncmp(url, "redis-cluster://", 16) == 0 || strncmp(url, "rediss-cluster://", 17) == 0);
+}
+
 static int count_valid(int64_t count)
 {
     return count >= 1;
@@ -172,10 +178,14 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
         printf("\"invalid\"");
     else
         printf("null");
+    /* Where it was read: on a cluster, the master serving the lock's slot. */
+    printf(",\"server\":");
+    put_json_string(stdout, info->server, strlen(info->server));
     printf("}\n");
 }
 
-static void print_text(const char *name, const edgelock_lock_info *info, size_t nholders, size_t nq)
+static void print_text(const char *name, const edgelock_lock_info *info, size_t nholders, size_t nq,
+                       int cluster)
 {
     put_text(stdout, name, strlen(name));
     if (info->state != EDGELOCK_LOCK_HELD) {
@@ -238,6 +248,11 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
         printf("  fencing token: %" PRId64 " (the last one issued)\n", info->token);
     else if (info->has_token)
         printf("  fencing token: invalid (the token key holds no token)\n");
+    if (cluster) {
+        printf("  served by ");
+        put_text(stdout, info->server, strlen(info->server));
+        printf(" (the master of the lock's slot)\n");
+    }
 }
 
 int cmd_status(const struct options *o, const char *name, int json)
@@ -270,7 +285,7 @@ int cmd_status(const struct options *o, const char *name, int json)
         if (json)
             print_json(name, &info, nholders, nq);
         else
-            print_text(name, &info, nholders, nq);
+            print_text(name, &info, nholders, nq, is_cluster_url(o->url));
         code = fflush(stdout) == 0 ? 0 : EXIT_OSERR;
     }
     free(holders);

@@ -1,0 +1,461 @@
+// redis-cluster:// against real 3+3 clusters started by the test
+// (tests/support/redis_cluster.cpp): locks on every master, every lock kind,
+// the wire as Redisson writes it (SPUBLISH heard by SSUBSCRIBE on the owning
+// master), a waiter woken by the sharded message rather than by the holder's
+// lease, a slot migrated under a waiting lock (MOVED, ASK, sunsubscribe), and
+// a CLUSTER FAILOVER while a lock is held and another client waits.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <hiredis/hiredis.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "check.hpp"
+#include "clients.hpp"
+#include "edgelock/edgelock.h"
+#include "redis/slot.hpp"
+#include "redis_cluster.hpp"
+
+using namespace edgelock;
+
+namespace
+{
+
+bool still_held(edgelock_client *c, edgelock_lock lk)
+{
+    int64_t remaining = 0;
+    return edgelock_lock_valid(c, lk, edgelock_current_owner(), &remaining) == EDGELOCK_OK;
+}
+
+std::string cluster_url(RedisCluster &cl, int seed = 0)
+{
+    return "redis-cluster://127.0.0.1:" + std::to_string(cl.node(seed).port());
+}
+
+std::atomic<int> g_lost{0};
+void on_lost(edgelock_client *, edgelock_lock, uint64_t, void *)
+{
+    g_lost++;
+}
+
+// hiredis 0.14 has no RESP3 pushes, so no SSUBSCRIBE: a client built on it
+// must be told the cluster's pub/sub is plain (and the Java side forced to
+// match), and the cases that check the sharded wire have nothing to check.
+#if HIREDIS_MAJOR >= 1
+constexpr bool kSharded = true;
+#else
+constexpr bool kSharded = false;
+#endif
+
+void cluster_config(edgelock_config *cfg)
+{
+    if (!kSharded)
+        cfg->sharded_pubsub = EDGELOCK_SHARDED_OFF;
+    cfg->watchdog_lease_ms = 3000; // renewals every second: a failover falls between several
+    cfg->command_timeout_ms = 5000;
+    cfg->connect_timeout_ms = 5000;
+    cfg->reconnect_max_ms = 500;
+    cfg->on_lock_lost = on_lost;
+}
+
+// A lock name "<prefix><n>" whose slot master i serves.
+std::string name_on_master(int i, const char *prefix)
+{
+    for (int n = 0;; n++) {
+        std::string name = prefix + std::to_string(n);
+        uint16_t s = key_hash_slot(name.data(), name.size());
+        if (s >= RedisCluster::slot_lo(i) && s <= RedisCluster::slot_hi(i))
+            return name;
+    }
+}
+
+uint16_t slot_of(const std::string &name)
+{
+    return key_hash_slot(name.data(), name.size());
+}
+
+std::string node_id(RedisServer &node)
+{
+    redisReply *r = node.command("CLUSTER MYID");
+    std::string id = r && r->type == REDIS_REPLY_STRING ? std::string(r->str, r->len) : "";
+    if (r)
+        freeReplyObject(r);
+    return id;
+}
+
+bool status_ok(redisReply *r)
+{
+    bool ok = r && r->type == REDIS_REPLY_STATUS;
+    if (!ok)
+        fprintf(stderr, "  reply: %s\n", r && r->str ? r->str : "(none)");
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+// SSUBSCRIBE on a node from a connection of the test's own, as redis-cli would.
+struct ShardSubscriber {
+    redisContext *ctx = nullptr;
+    bool start(RedisServer &node, const std::string &channel)
+    {
+        ctx = redisConnect("127.0.0.1", node.port());
+        if (!ctx || ctx->err)
+            return false;
+        redisReply *r = (redisReply *)redisCommand(ctx, "SSUBSCRIBE %b", channel.data(), channel.size());
+        bool ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 3;
+        if (r)
+            freeReplyObject(r);
+        struct timeval tv = {10, 0};
+        redisSetTimeout(ctx, tv);
+        return ok;
+    }
+    // The next message: "<kind> <channel> <payload>", "" on timeout.
+    std::string next()
+    {
+        void *p = nullptr;
+        if (redisGetReply(ctx, &p) != REDIS_OK || !p)
+            return "";
+        redisReply *r = (redisReply *)p;
+        std::string out;
+        for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
+            out += (i ? " " : "") + std::string(r->element[i]->str ? r->element[i]->str : "",
+                                                r->element[i]->str ? r->element[i]->len : 0);
+        freeReplyObject(r);
+        return out;
+    }
+    ~ShardSubscriber()
+    {
+        if (ctx)
+            redisFree(ctx);
+    }
+};
+
+// Subscribers of channel on node: to its shard channel when pub/sub is
+// sharded, else to the plain channel.
+long long shard_subscribers(RedisServer &node, const std::string &channel)
+{
+    redisReply *r =
+        node.command(kSharded ? "PUBSUB SHARDNUMSUB %b" : "PUBSUB NUMSUB %b", channel.data(), channel.size());
+    long long n = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1]->integer : -1;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+} // namespace
+
+TEST_CASE(locks_of_every_kind_on_every_master_from_one_seed)
+{
+    RedisCluster &cl = shared_cluster();
+    // Seeded with a replica: the map it gives sends every call to a master.
+    std::string url = cluster_url(cl, RedisCluster::kMasters);
+    edgelock_client *c = make_client(url.c_str(), cluster_config);
+    REQUIRE(c);
+    for (int i = 0; i < RedisCluster::kMasters; i++) {
+        std::string name = name_on_master(i, "clu:every:");
+        edgelock_lock lk = make_lock(c, name.c_str());
+        CHECK_ST(edgelock_try_lock(c, lk, 10000, 30000), EDGELOCK_OK);
+        CHECK_EQ(redis_integer(cl.node(i), "EXISTS %s", name.c_str()), 1);
+        CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+        CHECK_EQ(redis_integer(cl.node(i), "EXISTS %s", name.c_str()), 0);
+        edgelock_lock_free(c, lk);
+    }
+    const edgelock_lock_kind kinds[] = {EDGELOCK_FAIR, EDGELOCK_READ, EDGELOCK_WRITE, EDGELOCK_FENCED};
+    int m = 0;
+    for (edgelock_lock_kind kind : kinds) {
+        std::string name = name_on_master(m++ % RedisCluster::kMasters, "clu:kind:");
+        edgelock_lock lk;
+        REQUIRE(edgelock_lock_new_kind(c, kind, name.data(), name.size(), &lk) == EDGELOCK_OK);
+        int64_t value = 0;
+        CHECK_ST(edgelock_try_lock_token(c, lk, 10000, -1, &value), EDGELOCK_OK);
+        CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+        edgelock_lock_free(c, lk);
+    }
+    edgelock_stats st = stats_of(c);
+    CHECK_EQ(st.connected, 1u);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(a_multilock_spans_masters_and_status_names_each_lock_s_node)
+{
+    RedisCluster &cl = shared_cluster();
+    std::string url = cluster_url(cl);
+    edgelock_client *c = make_client(url.c_str(), cluster_config);
+    REQUIRE(c);
+    edgelock_member m[RedisCluster::kMasters];
+    std::string names[RedisCluster::kMasters];
+    for (int i = 0; i < RedisCluster::kMasters; i++) {
+        names[i] = name_on_master(i, "clu:multi:");
+        m[i] = {c, make_lock(c, names[i].c_str())};
+    }
+    // One member per master: every one is its own call, none crosses slots.
+    CHECK_ST(edgelock_multi_try_lock(m, RedisCluster::kMasters, 10000, -1), EDGELOCK_OK);
+    for (int i = 0; i < RedisCluster::kMasters; i++) {
+        CHECK_EQ(redis_integer(cl.node(i), "EXISTS %s", names[i].c_str()), 1);
+        edgelock_lock_info info;
+        memset(&info, 0, sizeof(info));
+        REQUIRE(edgelock_lock_info_get(c, m[i].lock, &info) == EDGELOCK_OK);
+        CHECK_EQ(info.state, EDGELOCK_LOCK_HELD);
+        CHECK(std::string(info.server) == "127.0.0.1:" + std::to_string(cl.node(i).port()));
+    }
+#ifdef EDGELOCK_CLI_PATH
+    // The operator's view: the CLI, on its own client, names the same node.
+    std::string cmd = std::string(EDGELOCK_CLI_PATH) + " --url " + url + " status " + names[1] + " --json";
+    FILE *p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    char line[4096] = {0};
+    bool read = fgets(line, sizeof(line), p) != nullptr;
+    CHECK_EQ(pclose(p), 0);
+    CHECK(read && strstr(line, "\"state\":\"held\""));
+    std::string want = "\"server\":\"127.0.0.1:" + std::to_string(cl.node(1).port()) + "\"}";
+    CHECK(read && strstr(line, want.c_str()));
+#endif
+    CHECK_ST(edgelock_multi_unlock(m, RedisCluster::kMasters), EDGELOCK_OK);
+    for (int i = 0; i < RedisCluster::kMasters; i++) {
+        CHECK_EQ(redis_integer(cl.node(i), "EXISTS %s", names[i].c_str()), 0);
+        edgelock_lock_free(c, m[i].lock);
+    }
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(unlock_messages_go_out_with_spublish_on_the_owning_master)
+{
+    if (!kSharded)
+        return; // nothing sharded to check on this build
+    RedisCluster &cl = shared_cluster();
+    std::string url = cluster_url(cl);
+    edgelock_client *c = make_client(url.c_str(), cluster_config);
+    REQUIRE(c);
+    std::string name = name_on_master(1, "clu:wire:");
+    std::string channel = "redisson_lock__channel:{" + name + "}";
+    ShardSubscriber sub;
+    REQUIRE(sub.start(cl.node(1), channel));
+    edgelock_lock lk = make_lock(c, name.c_str());
+    CHECK_ST(edgelock_try_lock(c, lk, 10000, 30000), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    CHECK(sub.next() == "smessage " + channel + " 0");
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+TEST_CASE(a_waiter_is_woken_by_the_sharded_message_not_the_lease)
+{
+    RedisCluster &cl = shared_cluster();
+    std::string url = cluster_url(cl, 2);
+    edgelock_client *holder = make_client(url.c_str(), cluster_config);
+    edgelock_client *waiter = make_client(url.c_str(), cluster_config);
+    REQUIRE(holder && waiter);
+    std::string name = name_on_master(0, "clu:wake:");
+    std::string channel = "redisson_lock__channel:{" + name + "}";
+    edgelock_lock h = make_lock(holder, name.c_str());
+    edgelock_lock w = make_lock(waiter, name.c_str());
+    // A lease far longer than the waiter's wait: only the message can wake it in time.
+    CHECK_ST(edgelock_try_lock(holder, h, 0, 120000), EDGELOCK_OK);
+    std::atomic<int> got{1};
+    std::atomic<int> unlocked{1};
+    std::thread t([&] {
+        got = edgelock_try_lock(waiter, w, 60000, 30000);
+        if (got == EDGELOCK_OK) // the owner is the acquiring thread
+            unlocked = edgelock_unlock(waiter, w, nullptr);
+    });
+    REQUIRE(wait_until(30000, [&] { return shard_subscribers(cl.node(0), channel) == 1; }));
+    CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
+    t.join();
+    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
+    CHECK_ST((edgelock_status)unlocked.load(), EDGELOCK_OK);
+    edgelock_lock_free(holder, h);
+    edgelock_lock_free(waiter, w);
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(waiter);
+}
+
+TEST_CASE(plain_pubsub_when_configured_off)
+{
+    RedisCluster &cl = shared_cluster();
+    std::string url = cluster_url(cl);
+    auto off = [](edgelock_config *cfg) {
+        cluster_config(cfg);
+        cfg->sharded_pubsub = EDGELOCK_SHARDED_OFF;
+    };
+    edgelock_client *holder = make_client(url.c_str(), off);
+    edgelock_client *waiter = make_client(url.c_str(), off);
+    REQUIRE(holder && waiter);
+    std::string name = name_on_master(2, "clu:off:");
+    edgelock_lock h = make_lock(holder, name.c_str());
+    edgelock_lock w = make_lock(waiter, name.c_str());
+    CHECK_ST(edgelock_try_lock(holder, h, 0, 120000), EDGELOCK_OK);
+    std::atomic<int> got{1};
+    std::atomic<int> unlocked{1};
+    std::thread t([&] {
+        got = edgelock_try_lock(waiter, w, 60000, 30000);
+        if (got == EDGELOCK_OK) // the owner is the acquiring thread
+            unlocked = edgelock_unlock(waiter, w, nullptr);
+    });
+    std::string channel = "redisson_lock__channel:{" + name + "}";
+    REQUIRE(wait_until(30000, [&] {
+        redisReply *r = cl.node(2).command("PUBSUB NUMSUB %s", channel.c_str());
+        long long n = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1]->integer : 0;
+        if (r)
+            freeReplyObject(r);
+        return n == 1;
+    }));
+    CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
+    t.join();
+    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
+    CHECK_ST((edgelock_status)unlocked.load(), EDGELOCK_OK);
+    edgelock_lock_free(holder, h);
+    edgelock_lock_free(waiter, w);
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(waiter);
+}
+
+TEST_CASE(a_config_the_build_cannot_serve_is_refused)
+{
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.url = "redis-cluster://127.0.0.1:1";
+    cfg.max_nodes = 0;
+    edgelock_client *c = nullptr;
+    CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_INVALID_ARG);
+    cfg.max_nodes = 65;
+    CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_INVALID_ARG);
+    cfg.max_nodes = 16;
+    cfg.sharded_pubsub = (edgelock_sharded_pubsub)7;
+    CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_INVALID_ARG);
+    cfg.url = "redis-cluster://127.0.0.1:1/3"; // a cluster has db 0 only
+    cfg.sharded_pubsub = EDGELOCK_SHARDED_OFF;
+    CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_INVALID_ARG);
+    if (!kSharded) {
+        // No SSUBSCRIBE on this build: AUTO (which picks sharded on Redis 7,
+        // as Redisson does) and ON would wait for messages it never hears.
+        cfg.url = "redis-cluster://127.0.0.1:1";
+        cfg.sharded_pubsub = EDGELOCK_SHARDED_AUTO;
+        CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_INVALID_ARG);
+        cfg.sharded_pubsub = EDGELOCK_SHARDED_ON;
+        CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_INVALID_ARG);
+    }
+}
+
+TEST_CASE(a_slot_migrated_under_a_waiting_lock)
+{
+    RedisCluster cl;
+    REQUIRE(cl.start());
+    std::string url = cluster_url(cl);
+    edgelock_client *holder = make_client(url.c_str(), cluster_config);
+    edgelock_client *waiter = make_client(url.c_str(), cluster_config);
+    REQUIRE(holder && waiter);
+    std::string name = name_on_master(0, "clu:migrate:");
+    uint16_t slot = slot_of(name);
+    edgelock_lock h = make_lock(holder, name.c_str());
+    edgelock_lock w = make_lock(waiter, name.c_str());
+    CHECK_ST(edgelock_try_lock(holder, h, 0, -1), EDGELOCK_OK); // watchdog: renewed across the move
+    std::atomic<int> got{1};
+    std::atomic<int> unlocked{1};
+    std::thread t([&] {
+        got = edgelock_try_lock(waiter, w, 60000, 30000);
+        if (got == EDGELOCK_OK) // the owner is the acquiring thread
+            unlocked = edgelock_unlock(waiter, w, nullptr);
+    });
+    std::string channel = "redisson_lock__channel:{" + name + "}";
+    REQUIRE(wait_until(30000, [&] { return shard_subscribers(cl.node(0), channel) == 1; }));
+
+    // Move the slot from master 0 to master 1, keys and all, as redis-cli
+    // --cluster reshard does.
+    RedisServer &from = cl.node(0), &to = cl.node(1);
+    std::string from_id = node_id(from), to_id = node_id(to);
+    CHECK(status_ok(to.command("CLUSTER SETSLOT %d IMPORTING %s", (int)slot, from_id.c_str())));
+    CHECK(status_ok(from.command("CLUSTER SETSLOT %d MIGRATING %s", (int)slot, to_id.c_str())));
+    redisReply *keys = from.command("CLUSTER GETKEYSINSLOT %d 100", (int)slot);
+    REQUIRE(keys && keys->type == REDIS_REPLY_ARRAY);
+    for (size_t i = 0; i < keys->elements; i++)
+        CHECK(status_ok(from.command("MIGRATE 127.0.0.1 %d %b 0 5000", (int)to.port(), keys->element[i]->str,
+                                     keys->element[i]->len)));
+    freeReplyObject(keys);
+    for (int i = 0; i < RedisCluster::kMasters; i++)
+        CHECK(status_ok(cl.node(i).command("CLUSTER SETSLOT %d NODE %s", (int)slot, to_id.c_str())));
+
+    // The holder's renewals and unlock follow the slot (MOVED); the waiter,
+    // told by sunsubscribe, listens on the new master and is woken there
+    // (plain pub/sub reaches every node: its subscription stays where it is).
+    if (kSharded)
+        REQUIRE(wait_until(30000, [&] { return shard_subscribers(to, channel) == 1; }));
+    CHECK(still_held(holder, h));
+    CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
+    t.join();
+    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(from, "CLUSTER COUNTKEYSINSLOT %d", (int)slot), 0); // nothing left behind
+    CHECK_ST((edgelock_status)unlocked.load(), EDGELOCK_OK);
+    edgelock_lock_free(holder, h);
+    edgelock_lock_free(waiter, w);
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(waiter);
+}
+
+TEST_CASE(a_failover_keeps_or_reports_holds_and_loses_no_waiter)
+{
+    RedisCluster cl;
+    REQUIRE(cl.start());
+    g_lost = 0;
+    std::string url = cluster_url(cl, 1);
+    edgelock_client *holder = make_client(url.c_str(), cluster_config);
+    edgelock_client *waiter = make_client(url.c_str(), cluster_config);
+    REQUIRE(holder && waiter);
+    std::string name = name_on_master(0, "clu:failover:");
+    edgelock_lock h = make_lock(holder, name.c_str());
+    edgelock_lock w = make_lock(waiter, name.c_str());
+    CHECK_ST(edgelock_try_lock(holder, h, 0, -1), EDGELOCK_OK);
+    // The hold is on the replica before the failover starts.
+    REQUIRE(wait_until(30000, [&] { return redis_integer(cl.node(0), "WAIT 1 1000") == 1; }));
+    std::atomic<int> got{1};
+    uint64_t wait_started = mono_ms();
+    std::atomic<int> unlocked{1};
+    std::thread t([&] {
+        got = edgelock_try_lock(waiter, w, 40000, 30000);
+        if (got == EDGELOCK_OK) // the owner is the acquiring thread
+            unlocked = edgelock_unlock(waiter, w, nullptr);
+    });
+    std::string channel = "redisson_lock__channel:{" + name + "}";
+    REQUIRE(wait_until(30000, [&] { return shard_subscribers(cl.node(0), channel) == 1; }));
+
+    // Node kMasters + 0 is master 0's replica: it takes over, gracefully.
+    RedisServer &replica = cl.node(RedisCluster::kMasters);
+    CHECK(status_ok(replica.command("CLUSTER FAILOVER")));
+    REQUIRE(wait_until(30000, [&] {
+        redisReply *r = replica.command("ROLE");
+        bool master =
+            r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 && strcmp(r->element[0]->str, "master") == 0;
+        if (r)
+            freeReplyObject(r);
+        return master;
+    }));
+    // Renewals go to the new master: the holder keeps its lock, or is told it lost it.
+    sleep_ms(4000); // more than a lease: renewals had to reach the new master
+    bool kept = still_held(holder, h);
+    CHECK(kept || g_lost.load() == 1);
+    if (kept)
+        CHECK_EQ(redis_integer(replica, "EXISTS %s", name.c_str()), 1);
+    edgelock_status released = edgelock_unlock(holder, h, nullptr);
+    CHECK(released == EDGELOCK_OK || (!kept && released == EDGELOCK_ERR_LOST));
+    t.join();
+    // The waiter acquired (woken on the new master) and did not outlast its wait.
+    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
+    CHECK(mono_ms() - wait_started < 40000 + 15000);
+    CHECK_ST((edgelock_status)unlocked.load(), EDGELOCK_OK);
+
+    // New acquisitions on the failed-over slot succeed.
+    edgelock_lock n = make_lock(holder, name_on_master(0, "clu:after:").c_str());
+    CHECK_ST(edgelock_try_lock(holder, n, 15000, 30000), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(holder, n, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(holder, n);
+    edgelock_lock_free(holder, h);
+    edgelock_lock_free(waiter, w);
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(waiter);
+}
