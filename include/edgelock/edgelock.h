@@ -538,6 +538,11 @@ edgelock_status edgelock_url_redact(const char *url, char *out, size_t cap);
  *  and OpenSSL were found when it was built; else 0. */
 int edgelock_tls_available(void);
 
+/** 1 when this build can use sharded pub/sub on a cluster (SSUBSCRIBE, which
+ *  arrives as RESP3 pushes: hiredis 1.x); else 0, and a redis-cluster://
+ *  client needs sharded_pubsub = EDGELOCK_SHARDED_OFF. */
+int edgelock_sharded_pubsub_available(void);
+
 /** The longest owner field edgelock_lock_info() returns whole (bytes, NUL excluded). */
 #define EDGELOCK_OWNER_FIELD_MAX 127
 

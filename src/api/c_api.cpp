@@ -394,6 +394,11 @@ int edgelock_tls_available(void)
     return tls_available() ? 1 : 0;
 }
 
+int edgelock_sharded_pubsub_available(void)
+{
+    return kHiredisLink.push ? 1 : 0;
+}
+
 // ---- composites ----
 
 edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n, int64_t wait_ms,

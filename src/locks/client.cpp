@@ -70,9 +70,12 @@ static bool valid_config(const edgelock_config *cfg)
         if (n == 0 || n > 63 || memchr(cfg->client_id, ':', n))
             return false;
     }
-    if (cfg->sharded_pubsub < EDGELOCK_SHARDED_AUTO || cfg->sharded_pubsub > EDGELOCK_SHARDED_OFF)
-        return false;
-    return true;
+    // A C caller may store any int there: looked at as one, so a value out of
+    // the enum's range is refused instead of loaded as an enum (undefined).
+    uint32_t sharded;
+    static_assert(sizeof(sharded) == sizeof(cfg->sharded_pubsub), "edgelock_sharded_pubsub is an int");
+    memcpy(&sharded, &cfg->sharded_pubsub, sizeof(sharded));
+    return sharded <= EDGELOCK_SHARDED_OFF;
 }
 
 // What only a cluster URL asks of the config and of the link.

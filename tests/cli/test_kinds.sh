@@ -37,7 +37,7 @@ check "the waiter's token ($t2) is above the holder's ($t1), itself above the ea
 expect_rc 0 "status shows the last token" "$EDGELOCK" status fence
 check "... in text" grep -q "fencing token: $t2 " "$OUT"
 expect_rc 0 "status --json shows the last token" "$EDGELOCK" status fence --json
-check "... in json" grep -q "\"token\":$t2}" "$OUT"
+check "... in json" grep -q "\"token\":$t2," "$OUT"
 # The variables belong to the run that sets them: never inherited by CMD.
 EDGELOCK_TOKEN=999 EDGELOCK_VALIDITY_MS=5 expect_rc 0 "a plain run hides inherited EDGELOCK_TOKEN/VALIDITY_MS" \
     "$EDGELOCK" run plain -- sh -c 'echo "${EDGELOCK_TOKEN-unset} ${EDGELOCK_VALIDITY_MS-unset}"'

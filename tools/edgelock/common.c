@@ -135,6 +135,7 @@ int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t ti
     cfg.tls_insecure_skip_verify = tls.insecure_skip_verify;
     cfg.wait_replicas = replicas.n;
     cfg.wait_replicas_timeout_ms = replicas.timeout_ms;
+    cfg.sharded_pubsub = sharded_pubsub;
     cfg.connect_timeout_ms = timeout_ms;
     cfg.command_timeout_ms = command_timeout_for(timeout_ms);
     cfg.max_locks = nlocks;
@@ -149,6 +150,11 @@ int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t ti
     cfg.on_lock_lost = lost;
     cfg.on_lock_lost_user = lost_user;
     edgelock_status st = edgelock_client_create(&cfg, NULL, client);
+    if (st == EDGELOCK_ERR_INVALID_ARG && cfg.sharded_pubsub != EDGELOCK_SHARDED_OFF &&
+        !edgelock_sharded_pubsub_available() && edgelock_url_redact(url, NULL, 0) == EDGELOCK_OK &&
+        strstr(url, "-cluster://"))
+        return usage_error("this edgelock (hiredis 0.14) has no sharded pub/sub: on a cluster give "
+                           "--sharded-pubsub off, and set the Java side's shardedSubscriptionMode to OFF");
     if (st == EDGELOCK_ERR_INVALID_ARG)
         return usage_error("invalid configuration (URL or option)");
     if (st == EDGELOCK_ERR_TLS)
@@ -196,6 +202,7 @@ void lock_label(char *out, size_t cap, const char *name)
 const char *password = NULL;
 struct tls_options tls;
 struct replica_options replicas = {0, 1000};
+edgelock_sharded_pubsub sharded_pubsub = EDGELOCK_SHARDED_AUTO;
 
 int read_secret_file(const char *flag, const char *file, char *out, size_t cap)
 {

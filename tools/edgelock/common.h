@@ -49,6 +49,10 @@ struct replica_options {
 };
 extern struct replica_options replicas;
 
+/* --sharded-pubsub auto|on|off: a cluster's pub/sub, as Redisson's
+ * shardedSubscriptionMode (default auto). */
+extern edgelock_sharded_pubsub sharded_pubsub;
+
 /* The first line of FILE (its line end dropped) into out; 0, or an exit code
  * with its message said. For --url-file and --password-file: the secret is
  * never echoed, only the file's name. */

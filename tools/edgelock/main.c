@@ -209,6 +209,15 @@ int main(int argc, char **argv)
             if (!parse_ms(v, 1, 600000, &ms))
                 return usage_error("--wait-replicas-timeout: '%s' is not a number of milliseconds > 0", v);
             replicas.timeout_ms = (uint32_t)ms;
+        } else if (!err && (v = opt_value(argc, argv, &i, "--sharded-pubsub", &err)) != NULL) {
+            if (strcmp(v, "auto") == 0)
+                sharded_pubsub = EDGELOCK_SHARDED_AUTO;
+            else if (strcmp(v, "on") == 0)
+                sharded_pubsub = EDGELOCK_SHARDED_ON;
+            else if (strcmp(v, "off") == 0)
+                sharded_pubsub = EDGELOCK_SHARDED_OFF;
+            else
+                return usage_error("--sharded-pubsub: '%s' is not auto, on or off", v);
         } else if (strcmp(a, "--tls-insecure-skip-verify") == 0) {
             tls.insecure_skip_verify = 1;
         } else if (!err && (v = opt_value(argc, argv, &i, "--url-file", &err)) != NULL) {
