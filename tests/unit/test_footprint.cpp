@@ -103,6 +103,17 @@ static uint64_t formula(const edgelock_config &cfg, bool blocking = false)
            cfg.max_subscriptions * per_subscription(cfg.max_name_len) + cfg.max_commands * per_command();
 }
 
+// redis-cluster://: per node a command and a subscriber connection, each with
+// its reconnect timer; once the slot map (a byte per slot) and the refresh timer.
+static uint64_t per_node()
+{
+    return sizeof(ClusterNode) + 2 * event_bytes();
+}
+static uint64_t cluster_fixed()
+{
+    return kClusterSlots + event_bytes();
+}
+
 // ---- checks ------------------------------------------------------------------
 
 TEST_CASE(default_config_matches_the_formula)
@@ -193,6 +204,20 @@ TEST_CASE(blocking_mode_adds_its_loop_thread_state)
     CHECK_EQ(got - measured(cfg), event_bytes() + sizeof(BlockingFace));
 }
 
+TEST_CASE(a_cluster_client_adds_its_nodes_and_slot_map)
+{
+    edgelock_config cfg = base_config();
+    cfg.url = "redis-cluster://127.0.0.1:1";
+    cfg.sharded_pubsub = EDGELOCK_SHARDED_OFF; // any build, hiredis 0.14 included
+    const uint32_t counts[] = {1, 6, 16, 64};
+    for (uint32_t nodes : counts) {
+        cfg.max_nodes = nodes;
+        uint64_t got = measured(cfg);
+        REQUIRE(got > 0);
+        CHECK_EQ(got, formula(cfg) + cluster_fixed() + nodes * per_node());
+    }
+}
+
 // A config whose tables do not fit the address space is refused, never
 // truncated: on armhf 1<<20 locks of 4096-byte names need more than 4 GiB.
 TEST_CASE(tables_larger_than_the_address_space_are_refused)
@@ -245,6 +270,15 @@ TEST_CASE(print_the_figures)
            " (locks %u, holds %u, waiters %u, subscriptions %u, commands %u, names %u)\n",
            (unsigned long long)def, (unsigned long long)blocking, cfg.max_locks, cfg.max_holds,
            cfg.max_waiters, cfg.max_subscriptions, cfg.max_commands, cfg.max_name_len);
+    edgelock_config cl = cfg;
+    cl.url = "redis-cluster://127.0.0.1:1";
+    cl.sharded_pubsub = EDGELOCK_SHARDED_OFF;
+    uint64_t cluster = measured(cl);
+    printf("footprint: cluster           + %llu bytes per node (max_nodes; ClusterNode %llu + 2 events)"
+           " + %llu once (slot map %u + 1 event); default cluster config %llu bytes event-loop\n",
+           (unsigned long long)per_node(), (unsigned long long)sizeof(ClusterNode),
+           (unsigned long long)cluster_fixed(), (unsigned)kClusterSlots, (unsigned long long)cluster);
     CHECK(def > 0);
     CHECK(blocking > def);
+    CHECK(cluster > def);
 }
