@@ -106,6 +106,8 @@ static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t dela
 
 static void acquire_done(Client *c, const LockCall *call, uint64_t id, uint64_t sent_ms, redisReply *reply,
                          edgelock_status st);
+static void wait_again(Client *c, uint32_t index);
+constexpr uint8_t kMaxWaitsAgain = 4;
 static void wait_done(Client *c, const LockCall *call, uint64_t id, uint64_t sent_ms, redisReply *reply,
                       edgelock_status st);
 
@@ -144,6 +146,7 @@ static void attempt(Client *c, uint32_t index)
         LockCall wait = replicas_wait_call(w->lock_id, wait_done);
         wait.ref = call.ref;
         wait.owner = ++w->attempts;
+        w->waits_again = 0;
         call_start(c, wait); // the slot was checked above
     }
 }
@@ -263,14 +266,57 @@ static void acquired(Client *c, uint32_t index, int64_t value, uint64_t sent_ms)
     w->replicating = true;
     w->acquired_value = value;
     w->acquired_sent_ms = sent_ms;
+    w->granted_on = c->reply_conn;
+    if (w->wait_first != w->attempts)
+        return; // its WAIT is behind it
+    wait_again(c, index);
+}
+
+// On a cluster an attempt may be sent again (MOVED, ASK, TRYAGAIN) after the
+// WAIT behind it went out: that WAIT may answer first, or from another node,
+// and says nothing of the grant. Ask again, now, on the connection the grant
+// came on (after ASK that is not the slot's master yet); without a command
+// slot for that, fail closed.
+static void wait_again(Client *c, uint32_t index)
+{
+    Waiter *w = c->waiters.get(index);
+    // A slot that keeps moving is a cluster in trouble: after a few, say the
+    // grant is not known to be replicated.
+    edgelock_status st = EDGELOCK_ERR_NOT_REPLICATED;
+    if (w->waits_again < kMaxWaitsAgain) {
+        w->waits_again++;
+        LockCall wait = replicas_wait_call(w->lock_id, wait_done);
+        wait.ref = c->waiters.id_of(index);
+        wait.owner = ++w->attempts;
+        uint64_t id;
+        if (w->granted_on && call_new(c, wait, &id)) {
+            call_pin(c, id, w->granted_on);
+            call_submit(c, id);
+            return;
+        }
+        st = w->granted_on ? EDGELOCK_ERR_TABLE_FULL : EDGELOCK_ERR_NOT_REPLICATED;
+    }
+    w->replicating = false;
+    cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
+    finish(c, index, st);
 }
 
 static void wait_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
                       edgelock_status st)
 {
     Waiter *w = c->waiters.get_id(call->ref);
-    if (!w || !w->replicating || call->owner != w->attempts)
-        return; // the attempt it followed did not get the lock, or the waiter is gone
+    if (!w || call->owner != w->attempts)
+        return; // the waiter is gone, or this WAIT followed an earlier attempt
+    if (!w->replicating) {
+        // Answered before its attempt: the attempt did not get the lock, or
+        // was sent again and has not answered yet (acquired() asks again).
+        w->wait_first = (uint32_t)call->owner;
+        return;
+    }
+    if (st == EDGELOCK_OK && c->reply_conn != w->granted_on) {
+        wait_again(c, id_index(call->ref)); // another node's WAIT: not this grant's
+        return;
+    }
     uint32_t index = id_index(call->ref);
     w->replicating = false;
     edgelock_status verdict = replicas_verdict(c, reply, st);

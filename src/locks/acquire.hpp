@@ -11,6 +11,7 @@ namespace edgelock
 {
 
 struct Client;
+struct Connection;
 
 enum class WaiterState : uint8_t {
     Attempting,  // acquire script in flight (or queued)
@@ -39,6 +40,9 @@ struct Waiter {
     // wait_replicas: acquired, the WAIT behind it still to answer.
     bool replicating;
     uint32_t attempts;      // tags each attempt's WAIT
+    uint32_t wait_first;    // the attempt whose WAIT answered before the attempt itself (0: none)
+    Connection *granted_on; // the connection the grant came on, while replicating
+    uint8_t waits_again;    // WAITs asked again for one attempt's grant (acquire.cpp)
     int64_t acquired_value; // the fencing token, while replicating
     uint64_t acquired_sent_ms;
 };

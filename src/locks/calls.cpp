@@ -40,6 +40,13 @@ void call_set_slot(Client *c, uint64_t id, uint16_t slot)
     queue_get(&c->queue, id)->slot = slot;
 }
 
+void call_pin(Client *c, uint64_t id, Connection *conn)
+{
+    Command *cmd = queue_get(&c->queue, id);
+    cmd->conn = conn;
+    cmd->pinned = true;
+}
+
 bool call_start(Client *c, const LockCall &call)
 {
     static_assert(std::is_trivially_copyable<LockCall>::value, "LockCall is copied as bytes");
@@ -58,8 +65,10 @@ void calls_done(void *client, const Command *cmd, uint64_t id, redisReply *reply
     // may free it.
     if (call->pins_lock)
         lock_get(c, call->lock_id)->refs--;
+    c->reply_conn = cmd->state == CmdState::Sent ? cmd->conn : nullptr;
     if (call->done)
         call->done(c, call, id, cmd->state == CmdState::Sent ? cmd->sent_ms : 0, reply, st);
+    c->reply_conn = nullptr;
     // A slot is free: a waiter that found the table full may go now.
     if (c->starved_waiters > 0 && !c->closing)
         c->on_command_slot_free(c);

@@ -67,6 +67,8 @@ LockCall *call_new(Client *c, const LockCall &call, uint64_t *id);
 void call_submit(Client *c, uint64_t id);
 // A command naming no lock (a renewal batch): the cluster slot of its keys.
 void call_set_slot(Client *c, uint64_t id, uint16_t slot);
+// A command that must go to conn, not wherever the slot map says its slot is.
+void call_pin(Client *c, uint64_t id, Connection *conn);
 
 // The queue's done function for every lock command (ctx: the Client).
 void calls_done(void *client, const Command *cmd, uint64_t id, struct redisReply *reply, edgelock_status st);

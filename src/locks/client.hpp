@@ -52,6 +52,10 @@ struct Client {
     uint64_t waiter_seq;
     uint32_t starved_waiters;                // waiters whose retry found the command table full
     void (*on_command_slot_free)(Client *c); // acquire.cpp: retry one of them
+    // The connection the completing command's reply came on, while its done
+    // function runs (null: it never went out): a WAIT's answer counts only
+    // for a grant from the same node.
+    Connection *reply_conn;
 
     // One node: its command and subscriber connections. redis-cluster://: the
     // cluster's (these two are not used).

@@ -41,7 +41,7 @@ static void arm_timer(CommandQueue *q, uint64_t deadline);
 // Where cmd goes now: the ASK target, its slot's node, or the one connection.
 static Connection *target(CommandQueue *q, const Command *cmd)
 {
-    if (cmd->asking)
+    if (cmd->asking || cmd->pinned)
         return cmd->conn;
     return q->hooks.route ? q->hooks.route(q->hooks.route_ctx, cmd->slot) : q->conn;
 }
@@ -89,6 +89,7 @@ Command *queue_new(CommandQueue *q, CommandDoneFn done, uint64_t *id_out)
     cmd->slot = 0;
     cmd->retries = 0;
     cmd->asking = false;
+    cmd->pinned = false;
     cmd->retry_at_ms = 0;
     uint64_t now = loop_now(q->loop);
     cmd->deadline_ms = add_ms(now, q->timeout_ms);
@@ -229,6 +230,8 @@ static bool redirect(CommandQueue *q, uint32_t index, const redisReply *reply)
     if (++cmd->retries > kMaxRetries)
         return false; // the error goes to the caller
     Connection *from = cmd->conn;
+    if (cmd->pinned)
+        return false; // its node, and no other: the error is its answer
     if (again) {
         // Like Redisson's retry interval, shorter: the caller's wait is short.
         uint64_t pause = 50u << (cmd->retries < 4 ? cmd->retries : 4);

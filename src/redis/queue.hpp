@@ -50,6 +50,7 @@ struct Command {
     bool eval_fallback; // NOSCRIPT seen: the formatter sends the script body with EVAL
     bool patient;       // queue_set_patient(): no deadline until sent
     bool asking;        // ASK: ASKING goes first, on conn
+    bool pinned;        // goes to conn whatever the slot map says (a WAIT for one node's grant)
     CommandArgs args;
 };
 

@@ -343,6 +343,50 @@ TEST_CASE(a_config_the_build_cannot_serve_is_refused)
     }
 }
 
+// ASK splits an acquire from the WAIT behind it: the acquire goes on to the
+// importing master, the WAIT was already answered by the migrating one. The
+// grant must still be checked on the node that made it, and the call return.
+TEST_CASE(wait_replicas_checks_the_node_an_ask_granted_on)
+{
+    RedisCluster &cl = shared_cluster();
+    std::string url = cluster_url(cl, 2);
+    auto wait1 = [](edgelock_config *cfg) {
+        cluster_config(cfg);
+        cfg->wait_replicas = 1;
+        cfg->wait_replicas_timeout_ms = 2000;
+    };
+    edgelock_client *c = make_client(url.c_str(), wait1);
+    REQUIRE(c);
+    std::string name = name_on_master(0, "clu:ask:");
+    int slot = slot_of(name);
+    RedisServer &from = cl.node(0), &to = cl.node(1);
+    std::string from_id = node_id(from), to_id = node_id(to);
+    CHECK(status_ok(to.command("CLUSTER SETSLOT %d IMPORTING %s", slot, from_id.c_str())));
+    CHECK(status_ok(from.command("CLUSTER SETSLOT %d MIGRATING %s", slot, to_id.c_str())));
+    edgelock_lock lk = make_lock(c, name.c_str());
+    std::atomic<int> got{1}, released{1};
+    std::atomic<bool> done{false};
+    std::thread t([&] {
+        got = edgelock_try_lock(c, lk, 5000, 30000);
+        if (got == EDGELOCK_OK)
+            released = edgelock_unlock(c, lk, nullptr);
+        done = true;
+    });
+    // The wait is 5 s and a WAIT at most 2 s: a call still out after 30 s hangs.
+    bool returned = wait_until(30000, [&] { return done.load(); });
+    if (!returned)
+        t.detach(); // reported below; joining would hang the binary
+    else
+        t.join();
+    REQUIRE(returned);
+    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
+    CHECK_ST((edgelock_status)released.load(), EDGELOCK_OK);
+    CHECK(status_ok(from.command("CLUSTER SETSLOT %d STABLE", slot)));
+    CHECK(status_ok(to.command("CLUSTER SETSLOT %d STABLE", slot)));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
 TEST_CASE(a_slot_migrated_under_a_waiting_lock)
 {
     RedisCluster cl;
