@@ -51,36 +51,48 @@ void remove_tree(const char *path)
 
 } // namespace
 
-bool RedisCluster::start_node(int i)
+bool RedisCluster::start_node_on(int i, uint16_t port, uint16_t bus)
 {
-    char sub[96];
+    char sub[96], bus_s[16];
     snprintf(sub, sizeof(sub), "%s/n%d", dir_, i);
     mkdir(sub, 0700);
+    snprintf(bus_s, sizeof(bus_s), "%u", bus);
+    const char *args[] = {"--cluster-enabled",
+                          "yes",
+                          "--cluster-config-file",
+                          "nodes.conf",
+                          "--cluster-port",
+                          bus_s,
+                          "--cluster-node-timeout",
+                          "5000",
+                          "--dir",
+                          sub,
+                          nullptr};
+    if (!nodes_[i].start_args(port, args))
+        return false;
+    bus_[i] = bus;
+    return true;
+}
+
+bool RedisCluster::start_node(int i)
+{
     // The cluster bus needs a port of its own: port + 10000 overflows for
     // ephemeral ports, so name one. A taken port costs an attempt.
     for (int attempt = 0; attempt < 5; attempt++) {
         uint16_t port = free_loopback_port(), bus = free_loopback_port();
-        if (!port || !bus || port == bus)
-            continue;
-        char bus_s[16];
-        snprintf(bus_s, sizeof(bus_s), "%u", bus);
-        const char *args[] = {"--cluster-enabled",
-                              "yes",
-                              "--cluster-config-file",
-                              "nodes.conf",
-                              "--cluster-port",
-                              bus_s,
-                              "--cluster-node-timeout",
-                              "5000",
-                              "--dir",
-                              sub,
-                              nullptr};
-        if (nodes_[i].start_args(port, args)) {
-            bus_[i] = bus;
+        if (port && bus && port != bus && start_node_on(i, port, bus))
             return true;
-        }
     }
     fprintf(stderr, "cluster: node %d did not start\n", i);
+    return false;
+}
+
+bool RedisCluster::restart_node(int i)
+{
+    nodes_[i].stop();
+    if (start_node_on(i, nodes_[i].port(), bus_[i]))
+        return true;
+    fprintf(stderr, "cluster: node %d did not restart\n", i);
     return false;
 }
 
@@ -158,6 +170,37 @@ void RedisCluster::stop()
     if (dir_[0])
         remove_tree(dir_);
     dir_[0] = 0;
+}
+
+bool RedisCluster::rejoin_as_replica(int i, int master)
+{
+    nodes_[i].stop();
+    char sub[96];
+    snprintf(sub, sizeof(sub), "%s/n%d", dir_, i);
+    remove_tree(sub); // a new node: no nodes.conf, no data
+    if (!start_node(i))
+        return false;
+    if (!reply_is(nodes_[i].command("CLUSTER MEET 127.0.0.1 %u %u", nodes_[master].port(), bus_[master]),
+                  "OK"))
+        return false;
+    redisReply *id = nodes_[master].command("CLUSTER MYID");
+    if (!id || id->type != REDIS_REPLY_STRING) {
+        if (id)
+            freeReplyObject(id);
+        return false;
+    }
+    bool ok = false;
+    for (uint64_t end = mono_ms() + 30000; !ok && mono_ms() < end;) {
+        ok = reply_is(nodes_[i].command("CLUSTER REPLICATE %s", id->str), "OK");
+        if (!ok)
+            sleep_ms(50);
+    }
+    freeReplyObject(id);
+    for (uint64_t end = mono_ms() + 30000; ok && mono_ms() < end; sleep_ms(50))
+        if (reply_contains(nodes_[i].command("INFO replication"), "master_link_status:up"))
+            return true;
+    fprintf(stderr, "cluster: node %d did not come back as a replica of node %d\n", i, master);
+    return false;
 }
 
 RedisServer &RedisCluster::master_of(uint16_t slot)

@@ -30,9 +30,19 @@ public:
     static uint16_t slot_hi(int i) { return (uint16_t)(16384 * (i + 1) / kMasters - 1); }
     // The master node that serves slot.
     RedisServer &master_of(uint16_t slot);
+    // Node i (stopped, or failed over) comes back empty, on a new port, as a
+    // replica of node `master`, in sync: a cluster that lost a node to a
+    // failover gets its replica back. False (with a message) if it did not
+    // within a generous bound.
+    bool rejoin_as_replica(int i, int master);
+    // Node i stopped (SIGKILL, as a crash) and started again on its ports
+    // with what its directory holds: its nodes.conf, and the dump.rdb of its
+    // last SAVE (the tests' servers save nothing on their own).
+    bool restart_node(int i);
 
 private:
     bool start_node(int i);
+    bool start_node_on(int i, uint16_t port, uint16_t bus);
     bool all_ok(unsigned within_ms);
     RedisServer nodes_[kNodes];
     uint16_t bus_[kNodes] = {}; // each node's cluster bus port (MEET names it)
