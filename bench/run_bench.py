@@ -84,6 +84,50 @@ def stop_redis():
     _redis_proc = None
 
 
+_cluster_procs = []
+
+
+def start_cluster(masters=3):
+    """A throwaway cluster of `masters` masters (no replicas: F counts the
+    client's round trips, not replication), each in a temp dir, every slot
+    assigned. Returns the ports."""
+    import tempfile
+    base = tempfile.mkdtemp(prefix="edgelock-bench-cluster.")
+    ports = []
+    for i in range(masters):
+        d = os.path.join(base, "n%d" % i)
+        os.makedirs(d)
+        port, bus = free_port(), free_port()
+        _cluster_procs.append(subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--logfile", "/dev/null", "--loglevel", "warning", "--cluster-enabled", "yes",
+             "--cluster-config-file", "nodes.conf", "--cluster-port", str(bus), "--dir", d],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        for _ in range(300):
+            if ping(port):
+                break
+            time.sleep(0.01)
+        ports.append((port, bus))
+    for i, (port, _) in enumerate(ports):
+        lo, hi = 16384 * i // masters, 16384 * (i + 1) // masters - 1
+        redis_cli(port, "CLUSTER", "ADDSLOTSRANGE", str(lo), str(hi))
+    for port, _ in ports[1:]:
+        redis_cli(port, "CLUSTER", "MEET", "127.0.0.1", str(ports[0][0]), str(ports[0][1]))
+    for _ in range(600):
+        if all("cluster_state:ok" in redis_cli(p, "CLUSTER", "INFO") for p, _ in ports):
+            return [p for p, _ in ports]
+        time.sleep(0.05)
+    raise SystemExit("bench: the cluster did not come up")
+
+
+def stop_cluster():
+    while _cluster_procs:
+        p = _cluster_procs.pop()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def redis_cli(port, *args):
     return subprocess.run(["redis-cli", "-p", str(port)] + list(args), capture_output=True,
                           text=True, timeout=30).stdout.strip()
@@ -167,6 +211,42 @@ def redis_stats(port):
         if m:
             cpu += float(m.group(2))
     return calls, cpu
+
+
+def redirects(port):
+    """MOVED and ASK answers a node has given (INFO errorstats)."""
+    n = 0
+    for line in redis_cli(port, "INFO", "errorstats").splitlines():
+        m = re.match(r"errorstat_(MOVED|ASK):count=(\d+)", line)
+        if m:
+            n += int(m.group(2))
+    return n
+
+
+def with_calls(ports, cmd):
+    """Runs cmd and adds what every node in ports ran per operation (and how
+    often one answered MOVED or ASK)."""
+    before = [redis_stats(p)[0] for p in ports]
+    moved0 = sum(redirects(p) for p in ports)
+    obj = run_json(cmd)
+    after = [redis_stats(p)[0] for p in ports]
+    moved1 = sum(redirects(p) for p in ports)
+    n = obj.get("ops_total")
+    if "error" in obj or not n:
+        return obj
+    delta = {}
+    for b, a in zip(before, after):
+        for k, v in a.items():
+            delta[k] = delta.get(k, 0) + v - b.get(k, 0)
+    delta.pop("info", None)  # ours, reading these figures
+    obj["redis_per_op"] = {k: v / n for k, v in sorted(delta.items()) if v > 0}
+    # A pair's own commands, apart from what a connection does once (load the
+    # scripts) and a cluster client's map and pub/sub-mode queries.
+    setup = ("cluster", "pubsub", "script", "hello", "ping", "client", "command")
+    obj["commands_per_op"] = sum(v for k, v in obj["redis_per_op"].items() if not k.startswith(setup))
+    obj["setup_commands"] = sum(delta[k] for k in delta if k.startswith(setup) and delta[k] > 0)
+    obj["redirects"] = moved1 - moved0
+    return obj
 
 
 def with_floor(port, bench, cmd, timeout=300, count_key=None):
@@ -426,6 +506,19 @@ def main():
         flush(port)
         rec(s_ + "_nofloor", with_floor(port, bench, [bench, s_, "--floor", "0", "--pairs", "2000", "--port", str(port)],
                                          count_key="ops_total"), 0)
+    log("F: uncontended pairs on a cluster and on one Redis")
+    cluster_ports = start_cluster()
+    atexit.register(stop_cluster)
+    seed = "redis-cluster://127.0.0.1:%d" % cluster_ports[0]
+    for rnd in range(1 if args.quick else 3):
+        flush(port)
+        rec("f_single", with_calls([port], [bench, "a_url", "--url", "redis://127.0.0.1:%d" % port,
+                                            "--port", str(port)]), rnd)
+        for p in cluster_ports:
+            flush(p)
+        rec("f_cluster", with_calls(cluster_ports, [bench, "a_url", "--url", seed,
+                                                    "--port", str(cluster_ports[0])]), rnd)
+    stop_cluster()
     rss = []
     for locks, fill in ((64, 1), (1000, 1), (10000, 1), (100000, 0)):
         flush(port)
@@ -537,6 +630,15 @@ def main():
                     lambda o, k=key: o[k]["per_client_min"] / o[k]["per_client_max"] if o[k]["per_client_max"] else 0.0),
                 "exclusion_ok_all_runs": all(r.get("exclusion_ok") is True for r in runs[key]),
             }
+    if "f_single" in M and "f_cluster" in M:
+        ratios["f"] = {
+            "commands_vs_single": ratio_median(
+                lambda o: o["f_cluster"]["commands_per_op"] / o["f_single"]["commands_per_op"]),
+            "pairs_vs_single": ratio_median(lambda o: o["f_cluster"]["pairs_per_s"] / o["f_single"]["pairs_per_s"]),
+            "floor_ratio_vs_single": ratio_median(
+                lambda o: o["f_cluster"]["ratio_vs_floor"] / o["f_single"]["ratio_vs_floor"]),
+            "redirects": max(r.get("redirects", 0) for r in runs["f_cluster"]),
+        }
     if "d_cost_10" in M and "d_cost_10000" in M:
         ratios["d_cost"] = {"cpu_10000_vs_10": ratio_median(
             lambda o: o["d_cost_10000"]["client_cpu_us_per_pair"] / o["d_cost_10"]["client_cpu_us_per_pair"])}
@@ -580,6 +682,9 @@ def main():
         v = M.get(key, {}).get("context_switches_per_pair")
         goal("A context switches (blocking, %s; issue 13)" % label, "per uncontended pair, whole process", v, "<= 2",
              v is not None and v <= 2.0)
+    v = ratios.get("f", {}).get("commands_vs_single")
+    goal("F uncontended pairs on a cluster (issue 14)", "Redis commands per pair ÷ on one Redis (warm slot map)", v,
+         "<= 1.0", v is not None and v <= 1.0 + 1e-9)
     v = ratios.get("a2", {}).get("vs_server_bound")
     goal("A2 pipelined", "acquisitions/s ÷ redis-benchmark -P 16", v, ">= 0.8", v is not None and v >= 0.8)
     v2 = ratios.get("a2", {}).get("vs_best_server_bound")
@@ -999,6 +1104,24 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
                     ("+{:,} KiB".format(full)) if full is not None and full >= 0 else "not filled"))
     rss_table = "\n".join(L)
 
+    L = ["| F: 3,000 timed uncontended blocking pairs over 1,000 names | pairs/s | p50 | p99 | pairs/s ÷ floor (2 PINGs to the same node) | Redis commands per pair | redirects (MOVED, ASK) |",
+         "|---|---|---|---|---|---|---|"]
+    for key, label in (("f_single", "one Redis (`redis://`)"),
+                       ("f_cluster", "3-master cluster (`redis-cluster://`, one seed)")):
+        o = M.get(key)
+        if not o:
+            continue
+        L.append("| %s | %s | %s | %s | %s | %s | %s |"
+                 % (label, fmt(o.get("pairs_per_s")), us(o.get("pair_p50_us")), us(o.get("pair_p99_us")),
+                    fmt(o.get("ratio_vs_floor")), fmt(o.get("commands_per_op")),
+                    fmt(o.get("redirects", 0)) if key == "f_cluster" else "-"))
+    f = ratios.get("f", {})
+    if f:
+        L.append("| cluster ÷ one Redis (median of rounds) | %s | | | %s | %s | |"
+                 % (fmt(f.get("pairs_vs_single")), fmt(f.get("floor_ratio_vs_single")),
+                    fmt(f.get("commands_vs_single"))))
+    cluster_table = "\n".join(L)
+
     L = ["| Redis-side cost per operation | script calls | SUBSCRIBE + UNSUBSCRIBE | all commands, incl. inside scripts | Redis CPU per op | Redis CPU during the run |",
          "|---|---|---|---|---|---|"]
     labels = (("a_blocking_nofloor", "A pair, edgelock blocking"), ("a_async_nofloor", "A pair, edgelock async"),
@@ -1048,7 +1171,7 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
     subs = {"GENERATED": res["generated"], "ROUNDS": str(res["rounds"]),
             "REF_B_ROUNDS": str(res["reference_b_rounds"]), "MACHINE": machine, "VERSIONS": versions,
             "LOAD": load, "FLOOR_TABLE": floor_table, "MAIN_TABLE": main_table, "GOAL_TABLE": goal_table,
-            "DE_TABLE": de_table, "COST_TABLE": cost_table, "RSS_TABLE": rss_table, "PLOTS": pngs, "SKIPPED": skip}
+            "DE_TABLE": de_table, "COST_TABLE": cost_table, "RSS_TABLE": rss_table, "CLUSTER_TABLE": cluster_table, "PLOTS": pngs, "SKIPPED": skip}
     for k, val in subs.items():
         text = text.replace("{{%s}}" % k, val)
     with open(os.path.join(ROOT, "BENCHMARKS.md"), "w") as fh:

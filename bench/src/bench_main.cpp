@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "edgelock/edgelock.h"
+#include "redis/slot.hpp"
 #include "redisson/names.hpp"
 #include "redisson/scripts.hpp"
 #include "plain_lock.hpp"
@@ -452,6 +453,130 @@ int cmd_a_blocking(const Options &o)
     j.str("scenario", fresh ? "a_blocking_fresh" : "a_blocking");
     j.integer("ops_total", warm + n);
     il.report(j, n);
+    j.print();
+    return 0;
+}
+
+// For F's floor: a sync connection to the node serving each slot (--port's
+// node for every slot unless it is a cluster's).
+struct SlotConns {
+    std::vector<redisContext *> ctx;
+    std::vector<uint16_t> owner; // per slot: an index into ctx
+    explicit SlotConns(int port) : owner(16384, 0)
+    {
+        redisContext *seed = connect_sync(port);
+        ctx.push_back(seed);
+        redisReply *r = (redisReply *)redisCommand(seed, "CLUSTER SLOTS");
+        std::vector<int> ports = {port};
+        for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+            redisReply *range = r->element[i];
+            int p = (int)range->element[2]->element[1]->integer;
+            size_t k = std::find(ports.begin(), ports.end(), p) - ports.begin();
+            if (k == ports.size()) {
+                ports.push_back(p);
+                ctx.push_back(connect_sync(p));
+            }
+            for (long long s = range->element[0]->integer; s <= range->element[1]->integer; s++)
+                owner[(size_t)s] = (uint16_t)k;
+        }
+        if (r)
+            freeReplyObject(r);
+    }
+    ~SlotConns()
+    {
+        for (redisContext *c : ctx)
+            redisFree(c);
+    }
+};
+
+// F (issue 14): uncontended blocking pairs on the server --url names: one
+// Redis, or a cluster (redis-cluster://, the slot map warm after the first
+// pairs). The driver counts what Redis ran per pair on every node. The floor,
+// interleaved in chunks: two plain round trips (PING) per pair, each to the
+// node its lock's slot is on, so that both see the same servers in the same
+// order (three servers on two cores answer slower than one that stays hot).
+int cmd_a_url(const Options &o)
+{
+    std::string url = o.get_str("url", "");
+    int n = (int)o.get("pairs", 3000);
+    const int warm = 300, names = 1000;
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.url = url.c_str();
+    cfg.max_locks = names + 8;
+    cfg.max_holds = 64;
+    if (!edgelock_sharded_pubsub_available())
+        cfg.sharded_pubsub = EDGELOCK_SHARDED_OFF;
+    edgelock_client *c = nullptr;
+    check_st(edgelock_client_create(&cfg, nullptr, &c), "client_create");
+    wait_connected_blocking(c);
+    // Names spread over every slot, so on a cluster every master serves some.
+    std::vector<edgelock_lock> lks = new_locks(c, "bench:f:", names);
+    Samples lat;
+    auto pair = [&](int i) {
+        edgelock_lock lk = lks[(size_t)(i % names)];
+        uint64_t t0 = now_ns();
+        check_st(edgelock_try_lock(c, lk, 0, kLease), "try_lock");
+        int released = 0;
+        check_st(edgelock_unlock(c, lk, &released), "unlock");
+        uint64_t t1 = now_ns();
+        if (released != 1)
+            die("unlock did not release");
+        return (double)(t1 - t0);
+    };
+    SlotConns nodes((int)o.get("port", 0));
+    std::vector<uint16_t> slot_of((size_t)names);
+    for (int i = 0; i < names; i++) {
+        std::string name = "bench:f:" + std::to_string(i);
+        slot_of[(size_t)i] = edgelock::key_hash_slot(name.data(), name.size());
+    }
+    Samples floor;
+    auto floor_pair = [&](int i) {
+        redisContext *fc = nodes.ctx[nodes.owner[slot_of[(size_t)(i % names)]]];
+        uint64_t t0 = now_ns();
+        for (int k = 0; k < 2; k++) {
+            redisReply *r = (redisReply *)redisCommand(fc, "PING");
+            if (!r)
+                die("floor: PING failed");
+            freeReplyObject(r);
+        }
+        return (double)(now_ns() - t0);
+    };
+    for (int i = 0; i < warm; i++)
+        pair(i);
+    const int chunk = 100;
+    double sum = 0, floor_sum = 0;
+    uint64_t cpu_ns = 0; // over the timed pairs only
+    long csw = 0;
+    for (int i = warm; i < warm + n;) {
+        for (int k = 0; k < chunk; k++) {
+            double v = floor_pair(i + k);
+            floor.add(v);
+            floor_sum += v;
+        }
+        Usage u0 = usage();
+        for (int k = 0; k < chunk && i < warm + n; k++, i++) {
+            double v = pair(i);
+            lat.add(v);
+            sum += v;
+        }
+        Usage u1 = usage();
+        cpu_ns += u1.cpu_ns - u0.cpu_ns;
+        csw += u1.csw - u0.csw;
+    }
+    edgelock_stats st = stats_of(c);
+    edgelock_client_destroy(c);
+    Json j;
+    j.str("scenario", "a_url");
+    j.integer("ops_total", warm + n);
+    j.num("pairs_per_s", n / (sum / 1e9));
+    j.latency("pair", lat);
+    j.num("floor_pairs_per_s", (double)floor.size() / (floor_sum / 1e9));
+    j.num("ratio_vs_floor", (floor_sum / (double)floor.size()) / (sum / n));
+    j.integer("nodes", (long long)nodes.ctx.size());
+    j.num("client_cpu_us_per_pair", (double)cpu_ns / 1000.0 / n);
+    j.num("context_switches_per_pair", (double)csw / n);
+    j.integer("reconnects", (long long)st.reconnects);
     j.print();
     return 0;
 }
@@ -1327,6 +1452,8 @@ int main(int argc, char **argv)
         return cmd_a_blocking(o);
     if (s == "a_async")
         return cmd_a_async(o);
+    if (s == "a_url")
+        return cmd_a_url(o);
     if (s == "a2")
         return cmd_a2(o);
     if (s == "b_async")
