@@ -1,9 +1,12 @@
 // redis-cluster:// against real 3+3 clusters started by the test
 // (tests/support/redis_cluster.cpp): locks on every master, every lock kind,
+// MultiLock and RedLock across masters, `edgelock status` naming the node,
 // the wire as Redisson writes it (SPUBLISH heard by SSUBSCRIBE on the owning
 // master), a waiter woken by the sharded message rather than by the holder's
-// lease, a slot migrated under a waiting lock (MOVED, ASK, sunsubscribe), and
-// a CLUSTER FAILOVER while a lock is held and another client waits.
+// lease, plain pub/sub when configured off, rediss-cluster:// (every node
+// over TLS), WAIT after an ASK, a slot migrated under a waiting lock (MOVED,
+// ASK, sunsubscribe), and a CLUSTER FAILOVER while a lock is held and another
+// client waits. test_cluster_fenced.cpp breaks a master under load.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,7 @@
 #include "edgelock/edgelock.h"
 #include "redis/slot.hpp"
 #include "redis_cluster.hpp"
+#include "test_certs.hpp"
 
 using namespace edgelock;
 
@@ -182,7 +186,7 @@ TEST_CASE(locks_of_every_kind_on_every_master_from_one_seed)
     edgelock_client_destroy(c);
 }
 
-TEST_CASE(a_multilock_spans_masters_and_status_names_each_lock_s_node)
+TEST_CASE(multilock_and_redlock_span_masters_and_status_names_each_lock_s_node)
 {
     RedisCluster &cl = shared_cluster();
     std::string url = cluster_url(cl);
@@ -217,6 +221,15 @@ TEST_CASE(a_multilock_spans_masters_and_status_names_each_lock_s_node)
     CHECK(read && strstr(line, want.c_str()));
 #endif
     CHECK_ST(edgelock_multi_unlock(m, RedisCluster::kMasters), EDGELOCK_OK);
+    for (int i = 0; i < RedisCluster::kMasters; i++)
+        CHECK_EQ(redis_integer(cl.node(i), "EXISTS %s", names[i].c_str()), 0);
+    // RedLock over the same three, one per master: a quorum of slots.
+    int64_t validity = 0;
+    CHECK_ST(edgelock_redlock_try_lock(m, RedisCluster::kMasters, 10000, 30000, &validity), EDGELOCK_OK);
+    CHECK(validity > 0 && validity <= 30000);
+    for (int i = 0; i < RedisCluster::kMasters; i++)
+        CHECK_EQ(redis_integer(cl.node(i), "EXISTS %s", names[i].c_str()), 1);
+    CHECK_ST(edgelock_redlock_unlock(m, RedisCluster::kMasters), EDGELOCK_OK);
     for (int i = 0; i < RedisCluster::kMasters; i++) {
         CHECK_EQ(redis_integer(cl.node(i), "EXISTS %s", names[i].c_str()), 0);
         edgelock_lock_free(c, m[i].lock);
@@ -341,6 +354,59 @@ TEST_CASE(a_config_the_build_cannot_serve_is_refused)
         cfg.sharded_pubsub = EDGELOCK_SHARDED_ON;
         CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_INVALID_ARG);
     }
+}
+
+// rediss-cluster://: every node over TLS (the slot map a TLS client asks
+// for names the nodes' TLS ports), the certificate checked against the
+// address the map gives, sharded waiters woken over TLS too.
+TEST_CASE(a_tls_cluster_serves_every_master_and_wakes_waiters)
+{
+    if (!edgelock_tls_available())
+        return; // this build has no TLS: nothing to check
+    RedisCluster cl;
+    REQUIRE(cl.start(true));
+    std::string ca = test_cert("ca.crt");
+    static std::string s_ca;
+    s_ca = ca;
+    auto tls = [](edgelock_config *cfg) {
+        cluster_config(cfg);
+        cfg->tls_ca = s_ca.c_str();
+    };
+    std::string url = "rediss-cluster://127.0.0.1:" + std::to_string(cl.tls_port(1));
+    edgelock_client *holder = make_client(url.c_str(), tls);
+    edgelock_client *waiter = make_client(url.c_str(), tls);
+    REQUIRE(holder && waiter);
+    for (int i = 0; i < RedisCluster::kMasters; i++) {
+        std::string name = name_on_master(i, "clu:tls:");
+        edgelock_lock lk = make_lock(holder, name.c_str());
+        CHECK_ST(edgelock_try_lock(holder, lk, 10000, 30000), EDGELOCK_OK);
+        edgelock_lock_info info;
+        memset(&info, 0, sizeof(info));
+        CHECK_ST(edgelock_lock_info_get(holder, lk, &info), EDGELOCK_OK);
+        CHECK(std::string(info.server) == "127.0.0.1:" + std::to_string(cl.tls_port(i)));
+        CHECK_ST(edgelock_unlock(holder, lk, nullptr), EDGELOCK_OK);
+        edgelock_lock_free(holder, lk);
+    }
+    std::string name = name_on_master(2, "clu:tlswake:");
+    std::string channel = "redisson_lock__channel:{" + name + "}";
+    edgelock_lock h = make_lock(holder, name.c_str());
+    edgelock_lock w = make_lock(waiter, name.c_str());
+    CHECK_ST(edgelock_try_lock(holder, h, 0, 120000), EDGELOCK_OK);
+    std::atomic<int> got{1}, unlocked{1};
+    std::thread t([&] {
+        got = edgelock_try_lock(waiter, w, 60000, 30000);
+        if (got == EDGELOCK_OK)
+            unlocked = edgelock_unlock(waiter, w, nullptr);
+    });
+    REQUIRE(wait_until(30000, [&] { return shard_subscribers(cl.node(2), channel) == 1; }));
+    CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
+    t.join();
+    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
+    CHECK_ST((edgelock_status)unlocked.load(), EDGELOCK_OK);
+    edgelock_lock_free(holder, h);
+    edgelock_lock_free(waiter, w);
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(waiter);
 }
 
 // ASK splits an acquire from the WAIT behind it: the acquire goes on to the

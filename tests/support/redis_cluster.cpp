@@ -1,12 +1,16 @@
 // A throwaway 3+3 Redis Cluster (redis_cluster.hpp).
 #include "redis_cluster.hpp"
 
+#include <string>
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "test_certs.hpp"
 
 namespace
 {
@@ -53,24 +57,56 @@ void remove_tree(const char *path)
 
 bool RedisCluster::start_node_on(int i, uint16_t port, uint16_t bus)
 {
-    char sub[96], bus_s[16];
+    char sub[96], bus_s[16], tls_s[16];
     snprintf(sub, sizeof(sub), "%s/n%d", dir_, i);
     mkdir(sub, 0700);
     snprintf(bus_s, sizeof(bus_s), "%u", bus);
-    const char *args[] = {"--cluster-enabled",
-                          "yes",
-                          "--cluster-config-file",
-                          "nodes.conf",
-                          "--cluster-port",
-                          bus_s,
-                          "--cluster-node-timeout",
-                          "5000",
-                          "--dir",
-                          sub,
-                          nullptr};
+    const char *args[32] = {"--cluster-enabled",
+                            "yes",
+                            "--cluster-config-file",
+                            "nodes.conf",
+                            "--cluster-port",
+                            bus_s,
+                            "--cluster-node-timeout",
+                            "5000",
+                            "--dir",
+                            sub};
+    int n = 10;
+    // The cluster bus always asks its peers for a certificate: the nodes
+    // present the client one (the server one is for serverAuth only).
+    std::string crt = test_cert("server") + ".crt", key = test_cert("server") + ".key",
+                ca = test_cert("ca.crt"), ccrt = test_cert("client") + ".crt",
+                ckey = test_cert("client") + ".key";
+    uint16_t tls_port = 0;
+    if (tls_) {
+        tls_port = tls_ports_[i] ? tls_ports_[i] : free_loopback_port();
+        snprintf(tls_s, sizeof(tls_s), "%u", tls_port);
+        const char *more[] = {"--tls-port",
+                              tls_s,
+                              "--tls-cert-file",
+                              crt.c_str(),
+                              "--tls-key-file",
+                              key.c_str(),
+                              "--tls-ca-cert-file",
+                              ca.c_str(),
+                              "--tls-auth-clients",
+                              "no",
+                              "--tls-cluster",
+                              "yes",
+                              "--tls-replication",
+                              "yes",
+                              "--tls-client-cert-file",
+                              ccrt.c_str(),
+                              "--tls-client-key-file",
+                              ckey.c_str()};
+        for (const char *a : more)
+            args[n++] = a;
+    }
+    args[n] = nullptr;
     if (!nodes_[i].start_args(port, args))
         return false;
     bus_[i] = bus;
+    tls_ports_[i] = tls_port;
     return true;
 }
 
@@ -80,6 +116,7 @@ bool RedisCluster::start_node(int i)
     // ephemeral ports, so name one. A taken port costs an attempt.
     for (int attempt = 0; attempt < 5; attempt++) {
         uint16_t port = free_loopback_port(), bus = free_loopback_port();
+        tls_ports_[i] = 0; // a new one too
         if (port && bus && port != bus && start_node_on(i, port, bus))
             return true;
     }
@@ -111,8 +148,13 @@ bool RedisCluster::all_ok(unsigned within_ms)
     return false;
 }
 
-bool RedisCluster::start()
+bool RedisCluster::start(bool tls)
 {
+    tls_ = tls;
+    if (tls && !test_certs_make()) {
+        fprintf(stderr, "cluster: no test certificates (openssl)\n");
+        return false;
+    }
     snprintf(dir_, sizeof(dir_), "%s/edgelock-cluster.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir_)) {
         dir_[0] = 0;

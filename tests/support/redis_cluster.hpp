@@ -21,10 +21,14 @@ public:
     RedisCluster &operator=(const RedisCluster &) = delete;
 
     // Start every node and build the cluster; false (with a message) if it
-    // did not come up within a generous bound.
-    bool start();
+    // did not come up within a generous bound. tls: every node also takes
+    // TLS clients on a port of its own (test_certs' server certificate,
+    // which names 127.0.0.1), and the nodes speak TLS among themselves; the
+    // plain port stays for the tests' own commands.
+    bool start(bool tls = false);
     void stop();
     RedisServer &node(int i) { return nodes_[i]; }
+    uint16_t tls_port(int i) const { return tls_ports_[i]; } // 0 without tls
     // Master i serves slots [slot_lo(i), slot_hi(i)].
     static uint16_t slot_lo(int i) { return (uint16_t)(16384 * i / kMasters); }
     static uint16_t slot_hi(int i) { return (uint16_t)(16384 * (i + 1) / kMasters - 1); }
@@ -46,6 +50,8 @@ private:
     bool all_ok(unsigned within_ms);
     RedisServer nodes_[kNodes];
     uint16_t bus_[kNodes] = {}; // each node's cluster bus port (MEET names it)
+    uint16_t tls_ports_[kNodes] = {};
+    bool tls_ = false;
     char dir_[64] = {0};
 };
 

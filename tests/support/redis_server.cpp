@@ -61,7 +61,7 @@ bool RedisServer::start_args(uint16_t port, const char *const *extra)
         if (pid_ == 0) {
             // Die with the test: a test killed by its timeout leaves no server.
             prctl(PR_SET_PDEATHSIG, SIGKILL);
-            const char *argv[40];
+            const char *argv[48];
             int n = 0;
             argv[n++] = bin;
             argv[n++] = "--port";
@@ -76,7 +76,7 @@ bool RedisServer::start_args(uint16_t port, const char *const *extra)
             argv[n++] = "warning";
             argv[n++] = "--logfile";
             argv[n++] = "/dev/null";
-            for (int k = 0; extra && extra[k] && k < 24; k++)
+            for (int k = 0; extra && extra[k] && k < 34; k++)
                 argv[n++] = extra[k];
             argv[n] = nullptr;
             execvp(bin, (char *const *)argv);

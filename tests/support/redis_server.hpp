@@ -16,7 +16,7 @@ public:
 
     // Start on a free port (or the given one); false if it did not come up.
     bool start(uint16_t port = 0, const char *extra_arg1 = nullptr, const char *extra_arg2 = nullptr);
-    // The same with any number of extra arguments (null-terminated list, at most 24).
+    // The same with any number of extra arguments (null-terminated list, at most 34).
     bool start_args(uint16_t port, const char *const *extra);
     void stop();    // SIGKILL, like a crash; waits for the process
     bool restart(); // same port, empty data
