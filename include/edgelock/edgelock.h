@@ -205,9 +205,13 @@ typedef struct edgelock_config {
      *    it held.
      *  - unlock: the lock is released on the master, but a replica promoted by
      *    a failover soon after may still show it held until its lease ends.
+     *  - watchdog renewals: each batch is followed by WAIT too, and a renewal
+     *    counts (extends what edgelock_lock_valid() allows) only once the
+     *    replicas have it; while they do not, the hold runs out by the last
+     *    replicated renewal and is reported lost (on_lock_lost), as a
+     *    failover to such a replica would find it.
      *  On a cluster the WAIT counts the replicas of the master that granted
      *  the lock (asked again there if a redirect made it answer elsewhere).
-     *  Renewals are not followed by WAIT (docs/RELIABILITY.md).
      *  wait_replicas_timeout_ms (default 1000) must be below command_timeout_ms:
      *  WAIT holds the command connection that long at most. */
     uint32_t wait_replicas;

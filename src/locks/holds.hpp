@@ -22,7 +22,12 @@ struct Hold {
     uint32_t renew_pos;    // its position in that batch's KEYS
     uint64_t renew_cmd;    // that batch's command id
     uint64_t confirmed_ms; // send time of the last acquire/renewal Redis confirmed
-    uint64_t expires_ms;   // fixed lease: when it lapses at the latest by our clock
+    // wait_replicas: a renewal the master confirmed (its send time, and the
+    // connection it came on) that counts once the WAIT behind its batch says
+    // the replicas have it too; 0 when none is pending.
+    uint64_t renewed_ms;
+    struct Connection *renewed_on;
+    uint64_t expires_ms; // fixed lease: when it lapses at the latest by our clock
     // An unlock whose outcome is unknown (timeout, connection lost): its
     // request id, so that a retried unlock asks Redis's unlock latch for the
     // first one's answer instead of releasing again.

@@ -11,6 +11,7 @@
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
+#include "locks/replicas.hpp"
 
 namespace edgelock
 {
@@ -61,7 +62,15 @@ static void renew_done(Client *c, const LockCall *, uint64_t id, uint64_t sent_m
         if (ok && h->renew_pos < reply->elements && hold_renewable(h)) {
             redisReply *e = reply->element[h->renew_pos];
             if (e->type == REDIS_REPLY_INTEGER && e->integer == 1) {
-                h->confirmed_ms = sent_ms;
+                if (replicas_wanted(c)) {
+                    // Counts when the replicas have it (renew_wait_done): a
+                    // failover to one must not find a shorter lease than we
+                    // believe in.
+                    h->renewed_ms = sent_ms;
+                    h->renewed_on = c->reply_conn;
+                } else {
+                    h->confirmed_ms = sent_ms;
+                }
             } else {
                 // The user's callback may unlock (freeing this slot) or lock
                 // (reusing it): h is not ours to touch afterwards.
@@ -71,6 +80,23 @@ static void renew_done(Client *c, const LockCall *, uint64_t id, uint64_t sent_m
         }
         // A failed call is retried next tick; loss by time is the tick's job.
         hold_release_if_idle(c, i);
+    }
+}
+
+// wait_replicas: the WAIT behind a renewal batch (call->ref: the batch's id).
+// Only renewals confirmed on the connection this answer came on count: after
+// a redirect the WAIT may be another node's.
+static void renew_wait_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
+                            edgelock_status st)
+{
+    bool replicated = replicas_verdict(c, reply, st) == EDGELOCK_OK;
+    for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
+        Hold *h = c->holds.get(i);
+        if (!h || h->renew_cmd != call->ref || !h->renewed_ms)
+            continue;
+        if (replicated && h->renewed_on == c->reply_conn && h->renewed_ms > h->confirmed_ms)
+            h->confirmed_ms = h->renewed_ms;
+        h->renewed_ms = 0; // not replicated: the lease we count on stays the last replicated one
     }
 }
 
@@ -93,6 +119,16 @@ static void batch_submit(Client *c, RenewBatch &b)
         return;
     c->watchdog.renew_calls++;
     call_submit(c, b.id);
+    if (replicas_wanted(c)) {
+        // Right behind it, on the same node: batch_add kept a slot for it.
+        LockCall wait = replicas_wait_call(0, renew_wait_done);
+        wait.ref = b.id;
+        uint64_t id;
+        if (call_new(c, wait, &id)) {
+            call_set_slot(c, id, b.slot);
+            call_submit(c, id);
+        }
+    }
     b.id = 0;
     b.size = 0;
 }
@@ -101,6 +137,8 @@ static void batch_submit(Client *c, RenewBatch &b)
 static bool batch_add(Client *c, RenewBatch &b, Hold *h)
 {
     if (!b.id) {
+        if (replicas_wanted(c) && c->queue.cmds.available() < 2)
+            return false; // a batch and its WAIT, or neither
         LockCall call(LockOp::Renew, 0, renew_done);
         call.read_batch = b.read;
         if (!call_new(c, call, &b.id))

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <atomic>
 #include <string>
 
 #include "check.hpp"
@@ -93,6 +94,48 @@ TEST_CASE(a_stopped_replica_makes_it_not_replicated_and_nothing_stays_held)
     CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK);
     CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
     CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+// A renewal counts once the replica has it: with the replica stopped the
+// master keeps renewing, but the holder's lease runs from the last renewal
+// the replica acknowledged, so it is told it lost the lock (what a failover to
+// that replica would find) instead of believing in a lease only the master has.
+std::atomic<int> g_lost{0};
+void lost_cb(edgelock_client *, edgelock_lock, uint64_t, void *)
+{
+    g_lost++;
+}
+
+TEST_CASE(renewals_the_replica_did_not_get_do_not_extend_the_hold)
+{
+    Pair p;
+    REQUIRE(p.ok);
+    g_replicas = 1;
+    g_lost = 0;
+    auto short_lease = [](edgelock_config *cfg) {
+        replicated(cfg);
+        cfg->watchdog_lease_ms = 6000; // a renewal every 2 s
+        cfg->wait_replicas_timeout_ms = 1500;
+        cfg->command_timeout_ms = 5000;
+        cfg->on_lock_lost = lost_cb;
+    };
+    edgelock_client *c = make_client(p.master.url(), short_lease);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "rep:renew");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    // Renewals while the replica runs keep it.
+    sleep_ms(7000);
+    int64_t left = 0;
+    CHECK_ST(edgelock_lock_valid(c, lk, edgelock_current_owner(), &left), EDGELOCK_OK);
+    CHECK_EQ(g_lost.load(), 0);
+    kill(p.replica.pid(), SIGSTOP);
+    // Within a lease (and a renewal period) of the last acknowledged renewal.
+    CHECK(wait_until(30000, [&] { return g_lost.load() == 1; }));
+    CHECK_ST(edgelock_lock_valid(c, lk, edgelock_current_owner(), &left), EDGELOCK_ERR_LOST);
+    kill(p.replica.pid(), SIGCONT);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_ERR_LOST);
+    edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
 
