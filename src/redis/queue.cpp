@@ -235,6 +235,8 @@ static bool redirect(CommandQueue *q, uint32_t index, const redisReply *reply)
     if (again) {
         // Like Redisson's retry interval, shorter: the caller's wait is short.
         uint64_t pause = 50u << (cmd->retries < 4 ? cmd->retries : 4);
+        edgelock_port_log(EDGELOCK_LOG_DEBUG, "cluster: %.*s; again in %u ms",
+                          (int)(reply->len < 60 ? reply->len : 60), reply->str, (unsigned)pause);
         cmd->retry_at_ms = loop_now(q->loop) + pause;
         cmd->conn = nullptr;
         requeue(q, index);

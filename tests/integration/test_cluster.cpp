@@ -244,7 +244,11 @@ TEST_CASE(unlock_messages_go_out_with_spublish_on_the_owning_master)
         return; // nothing sharded to check on this build
     RedisCluster &cl = shared_cluster();
     std::string url = cluster_url(cl);
-    edgelock_client *c = make_client(url.c_str(), cluster_config);
+    auto named = [](edgelock_config *cfg) {
+        cluster_config(cfg);
+        cfg->client_id = "5f0c2e1a-0000-4000-8000-00000000c1u5"; // Redisson's UUID in the field
+    };
+    edgelock_client *c = make_client(url.c_str(), named);
     REQUIRE(c);
     std::string name = name_on_master(1, "clu:wire:");
     std::string channel = "redisson_lock__channel:{" + name + "}";
@@ -252,6 +256,11 @@ TEST_CASE(unlock_messages_go_out_with_spublish_on_the_owning_master)
     REQUIRE(sub.start(cl.node(1), channel));
     edgelock_lock lk = make_lock(c, name.c_str());
     CHECK_ST(edgelock_try_lock(c, lk, 10000, 30000), EDGELOCK_OK);
+    // The hash on the slot's master, its field "<client id>:<thread id>"
+    // holding the count, as Redisson writes it.
+    std::string field = "5f0c2e1a-0000-4000-8000-00000000c1u5:" + std::to_string(edgelock_current_owner());
+    CHECK_EQ(redis_integer(cl.node(1), "HGET %s %s", name.c_str(), field.c_str()), 1);
+    CHECK_EQ(redis_integer(cl.node(1), "HLEN %s", name.c_str()), 1);
     CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
     CHECK(sub.next() == "smessage " + channel + " 0");
     edgelock_lock_free(c, lk);
@@ -449,6 +458,42 @@ TEST_CASE(wait_replicas_checks_the_node_an_ask_granted_on)
     CHECK_ST((edgelock_status)released.load(), EDGELOCK_OK);
     CHECK(status_ok(from.command("CLUSTER SETSLOT %d STABLE", slot)));
     CHECK(status_ok(to.command("CLUSTER SETSLOT %d STABLE", slot)));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+// A master that lost a slot (DELSLOTS) answers CLUSTERDOWN until it has it
+// again: a call in the meantime is retried, with pauses, inside its
+// command timeout, and succeeds once the slot is served.
+TEST_CASE(a_cluster_down_for_a_moment_is_waited_out)
+{
+    RedisCluster cl;
+    REQUIRE(cl.start());
+    std::string url = cluster_url(cl, 1);
+    edgelock_client *c = make_client(url.c_str(), cluster_config); // command timeout 5 s
+    REQUIRE(c);
+    std::string name = name_on_master(0, "clu:down:");
+    int slot = slot_of(name);
+    edgelock_lock lk = make_lock(c, name.c_str());
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK); // the map is warm
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    CHECK(status_ok(cl.node(0).command("CLUSTER DELSLOTS %d", slot)));
+    redisReply *r = cl.node(0).command("SET %s x", name.c_str());
+    bool down = r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "CLUSTERDOWN", 11) == 0;
+    if (r)
+        freeReplyObject(r);
+    CHECK(down); // what the client's next call meets
+    std::atomic<int> got{1}, released{1};
+    std::thread t([&] {
+        got = edgelock_try_lock(c, lk, 0, 30000);
+        if (got == EDGELOCK_OK)
+            released = edgelock_unlock(c, lk, nullptr);
+    });
+    sleep_ms(800);
+    CHECK(status_ok(cl.node(0).command("CLUSTER ADDSLOTS %d", slot)));
+    t.join();
+    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
+    CHECK_ST((edgelock_status)released.load(), EDGELOCK_OK);
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
