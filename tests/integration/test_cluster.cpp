@@ -210,7 +210,8 @@ TEST_CASE(multilock_and_redlock_span_masters_and_status_names_each_lock_s_node)
     }
 #ifdef EDGELOCK_CLI_PATH
     // The operator's view: the CLI, on its own client, names the same node.
-    std::string cmd = std::string(EDGELOCK_CLI_PATH) + " --url " + url + " status " + names[1] + " --json";
+    std::string cmd = std::string(EDGELOCK_CLI_PATH) + " --url " + url +
+                      (kSharded ? "" : " --sharded-pubsub off") + " status " + names[1] + " --json";
     FILE *p = popen(cmd.c_str(), "r");
     REQUIRE(p);
     char line[4096] = {0};
