@@ -278,7 +278,9 @@ void edgelock_config_init(edgelock_config *cfg);
  *   calls work from any thread, async calls from inside edgelock callbacks.
  * Connecting happens in the background; calls made before it completes are
  * queued (bounded by command_timeout_ms). *out is set only on EDGELOCK_OK.
- * Errors: INVALID_ARG (NULL, bad URL or field), NO_MEMORY.
+ * Errors: INVALID_ARG (NULL, bad URL or field; a cluster URL whose
+ * sharded_pubsub this build cannot serve, see edgelock_sharded_pubsub_available),
+ * TLS (rediss: the TLS files cannot be used, or no TLS in this build), NO_MEMORY.
  */
 edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_base *base,
                                        edgelock_client **out);
