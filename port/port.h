@@ -45,6 +45,18 @@ void edgelock_port_log(int level, const char *fmt, ...)
 /** A broken invariant (a bug, never bad input): report and abort. */
 void edgelock_port_assert_fail(const char *expr, const char *file, int line);
 
+/*
+ * SIGPIPE: a write to a socket whose peer closed it raises SIGPIPE, and its
+ * default action ends the process. A thread of the library's (or a caller
+ * running the library's loop) blocks it for as long as it may write, and on
+ * leaving discards one raised meanwhile: the write itself fails with EPIPE,
+ * which the connection handles. sigpipe_ignored: 1 when the process ignores
+ * SIGPIPE already, and no guard is needed.
+ */
+int edgelock_port_sigpipe_ignored(void);
+void edgelock_port_sigpipe_block(edgelock_port_sigpipe *g);
+void edgelock_port_sigpipe_restore(edgelock_port_sigpipe *g);
+
 /* Blocking facade: a mutex, a condition variable and the loop thread. */
 void edgelock_port_mutex_init(edgelock_port_mutex *m);
 void edgelock_port_mutex_destroy(edgelock_port_mutex *m);

@@ -56,6 +56,16 @@
  *   and non-blocking; blocking calls in them return EDGELOCK_ERR_WRONG_THREAD.
  * - Local calls (lock_new, lock_free, lock_valid, client_stats) work in both modes: on a
  *   client that owns its loop from any thread, otherwise on the loop thread.
+ * - SIGPIPE: a Redis that closes a connection while the client writes to it
+ *   raises SIGPIPE, whose default action ends the process. A client that owns
+ *   its loop blocks SIGPIPE on its own thread, and on a caller's thread for as
+ *   long as a blocking call runs the loop there, discarding one raised
+ *   meanwhile (the write fails with EPIPE and the connection is re-made); the
+ *   thread's signal mask is as it was when the call returns. A process that
+ *   ignores SIGPIPE (signal(SIGPIPE, SIG_IGN) before creating the client)
+ *   spares those three system calls per blocking call. In event-loop mode the
+ *   writes happen on your loop's thread: ignore or block SIGPIPE there, as
+ *   for any socket code.
  *
  * Memory
  * ------

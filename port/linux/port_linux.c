@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "port.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,4 +182,36 @@ int edgelock_port_path_kind(const char *path)
     if (!path || stat(path, &st) != 0)
         return 0;
     return S_ISDIR(st.st_mode) ? 2 : 1;
+}
+
+int edgelock_port_sigpipe_ignored(void)
+{
+    struct sigaction sa;
+    return sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+}
+
+void edgelock_port_sigpipe_block(edgelock_port_sigpipe *g)
+{
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    g->blocked = pthread_sigmask(SIG_BLOCK, &pipe_only, &g->saved) == 0 && !sigismember(&g->saved, SIGPIPE);
+}
+
+void edgelock_port_sigpipe_restore(edgelock_port_sigpipe *g)
+{
+    if (!g->blocked)
+        return; /* blocked by the caller before us: theirs to handle */
+    sigset_t pending, pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    /* A SIGPIPE raised by our write is pending on this thread: take it, so
+     * that unblocking does not deliver it. */
+    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+        struct timespec now = {0, 0};
+        while (sigtimedwait(&pipe_only, NULL, &now) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &g->saved, NULL);
+    g->blocked = 0;
 }

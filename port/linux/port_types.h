@@ -3,6 +3,7 @@
 #define EDGELOCK_PORT_TYPES_H
 
 #include <pthread.h>
+#include <signal.h>
 
 typedef pthread_mutex_t edgelock_port_mutex;
 typedef pthread_once_t edgelock_port_once;
@@ -13,5 +14,9 @@ typedef struct edgelock_port_thread {
     void (*fn)(void *);
     void *arg;
 } edgelock_port_thread;
+typedef struct edgelock_port_sigpipe {
+    sigset_t saved; /* the thread's mask before */
+    int blocked;    /* this guard blocked SIGPIPE (it was not blocked before) */
+} edgelock_port_sigpipe;
 
 #endif /* EDGELOCK_PORT_TYPES_H */

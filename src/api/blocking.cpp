@@ -224,6 +224,11 @@ static void loop_main(void *arg)
     auto *c = static_cast<Client *>(arg);
     BlockingFace *f = c->face;
     const uint64_t self = edgelock_port_thread_id();
+    // The library's own thread: SIGPIPE stays blocked for its whole life (a
+    // write's EPIPE is what the connection acts on).
+    edgelock_port_sigpipe pipe_guard;
+    if (f->guard_sigpipe)
+        edgelock_port_sigpipe_block(&pipe_guard);
     edgelock_port_mutex_lock(&f->mutex);
     for (;;) {
         uint32_t wait_ms = f->lead_grace_ms;
@@ -274,6 +279,7 @@ edgelock_status blocking_start(Client *c)
     edgelock_port_cond_init(&c->face->idle_cond);
     c->face->leader = Leader::None; // the loop thread takes the lead at once
     uint32_t grace = c->cfg.watchdog_lease_ms / 3 / 20;
+    c->face->guard_sigpipe = !edgelock_port_sigpipe_ignored();
     c->face->lead_grace_ms = grace < kLeadGraceMinMs   ? kLeadGraceMinMs
                              : grace > kLeadGraceMaxMs ? kLeadGraceMaxMs
                                                        : grace;
@@ -373,8 +379,13 @@ edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value)
     if (f->leader == Leader::None) {
         set_leader(c, Leader::Caller, r->thread_id);
         edgelock_port_mutex_unlock(&f->mutex);
+        edgelock_port_sigpipe pipe_guard;
+        if (f->guard_sigpipe)
+            edgelock_port_sigpipe_block(&pipe_guard);
         run(c, r);
         lead_until_done(c, r);
+        if (f->guard_sigpipe)
+            edgelock_port_sigpipe_restore(&pipe_guard);
         return leave_locked(c, r, value);
     }
     // Someone leads: follow. The leader starts r from the wake event; the loop
@@ -395,7 +406,12 @@ edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value)
         f->want_lead--;
     if (r->promoted) { // the leader left first: drive the rest ourselves
         edgelock_port_mutex_unlock(&f->mutex);
+        edgelock_port_sigpipe pipe_guard;
+        if (f->guard_sigpipe)
+            edgelock_port_sigpipe_block(&pipe_guard);
         lead_until_done(c, r);
+        if (f->guard_sigpipe)
+            edgelock_port_sigpipe_restore(&pipe_guard);
     } else {
         for (BlockingRequest **p = &f->followers; *p; p = &(*p)->next_follower)
             if (*p == r) {

@@ -46,6 +46,9 @@ struct BlockingFace {
     uint32_t loop_requests; // posted by blocking_post: only a leader that stays may drive them
     uint32_t want_lead;     // followers that found the loop thread leading: it steps down
     uint64_t idle_since_ms; // when the last caller gave up the lead
+    // The process does not ignore SIGPIPE: a thread that runs the loop or
+    // sends blocks it meanwhile (a peer's close would end the process).
+    bool guard_sigpipe;
     uint32_t lead_grace_ms; // the loop thread leads after this long without a caller
     Leader leader;
     bool loop_stop;
