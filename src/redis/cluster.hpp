@@ -42,7 +42,7 @@ struct ClusterHooks {
     // waiting for their node, and waiters, may go now.
     void (*commands_ready)(void *ctx);
     // A subscriber connection became ready, or the slot map changed:
-    // subscriptions that are down may be made (on their slot's new master).
+    // subscriptions that are down may be made (on the master their slot has now).
     void (*subscribers_ready)(void *ctx);
     // conn, a subscriber connection, dropped: its subscriptions are gone.
     void (*subscriber_down)(void *ctx, Connection *conn);

@@ -109,19 +109,25 @@ Command *queue_get(CommandQueue *q, uint64_t id)
     return q->cmds.get_id(id);
 }
 
+// index out of the send FIFO, prev the entry before it (kNoIndex: the head).
+static void unlink_after(CommandQueue *q, uint32_t prev, uint32_t index)
+{
+    uint32_t next = q->cmds.get(index)->next;
+    if (prev == kNoIndex)
+        q->send_head = next;
+    else
+        q->cmds.get(prev)->next = next;
+    if (q->send_tail == index)
+        q->send_tail = prev;
+}
+
 static void unlink_queued(CommandQueue *q, uint32_t index)
 {
     uint32_t prev = kNoIndex;
     for (uint32_t i = q->send_head; i != kNoIndex; prev = i, i = q->cmds.get(i)->next) {
         if (i != index)
             continue;
-        uint32_t next = q->cmds.get(i)->next;
-        if (prev == kNoIndex)
-            q->send_head = next;
-        else
-            q->cmds.get(prev)->next = next;
-        if (q->send_tail == index)
-            q->send_tail = prev;
+        unlink_after(q, prev, index);
         return;
     }
 }
@@ -349,12 +355,7 @@ void queue_flush(CommandQueue *q)
             index = next;
             continue;
         }
-        if (prev == kNoIndex)
-            q->send_head = next;
-        else
-            q->cmds.get(prev)->next = next;
-        if (q->send_tail == index)
-            q->send_tail = prev;
+        unlink_after(q, prev, index);
         cmd->next = kNoIndex;
         // Marks it Sent, or completes it on failure (whose done function may
         // have changed the FIFO: start over); a patient one is back at the
