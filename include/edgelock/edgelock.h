@@ -57,13 +57,16 @@
  * - Local calls (lock_new, lock_free, lock_valid, client_stats) work in both modes: on a
  *   client that owns its loop from any thread, otherwise on the loop thread.
  * - SIGPIPE: a Redis that closes a connection while the client writes to it
- *   raises SIGPIPE, whose default action ends the process. A client that owns
- *   its loop blocks SIGPIPE on its own thread, and on a caller's thread for as
- *   long as a blocking call runs the loop there, discarding one raised
- *   meanwhile (the write fails with EPIPE and the connection is re-made); the
- *   thread's signal mask is as it was when the call returns. A process that
- *   ignores SIGPIPE (signal(SIGPIPE, SIG_IGN) before creating the client)
- *   spares those three system calls per blocking call. In event-loop mode the
+ *   could raise SIGPIPE, whose default action ends the process. With hiredis
+ *   1.x a plain (not TLS) connection writes with MSG_NOSIGNAL: the write
+ *   fails with EPIPE, the connection is re-made, no signal is raised, in both
+ *   modes. TLS connections (OpenSSL writes the socket) and every connection
+ *   with hiredis 0.14 can raise it: there a client that owns its loop blocks
+ *   SIGPIPE on its own thread, and on a caller's thread for as long as a
+ *   blocking call runs the loop there, discarding one raised meanwhile; the
+ *   thread's signal mask is as it was when the call returns (a process that
+ *   ignores SIGPIPE before creating the client spares those three system
+ *   calls per blocking call). In event-loop mode with TLS or hiredis 0.14 the
  *   writes happen on your loop's thread: ignore or block SIGPIPE there, as
  *   for any socket code.
  *
@@ -347,7 +350,12 @@ edgelock_status edgelock_client_stats(edgelock_client *client, edgelock_stats *o
 
 /** The Redisson lock kinds. Every lock call works on every kind. */
 typedef enum edgelock_lock_kind {
-    /** RLock: hash `name`, channel redisson_lock__channel:{name}. */
+    /** RLock: hash `name`, channel redisson_lock__channel:{name}. Non-fair:
+     *  whoever asks first after an unlock gets it, except that a client whose
+     *  releases a waiter heard twice in a row pauses its own next lock call
+     *  on that handle (2 ms plus two round trips, less if its wait is
+     *  shorter) so that the woken waiter gets its turn: no client is shut out
+     *  by one that unlocks and locks again in a loop. The fenced lock too. */
     EDGELOCK_REENTRANT = 0,
     /** RFairLock: FIFO queue redisson_lock_queue:{name}, deadlines in
      *  redisson_lock_timeout:{name}; each waiter has its own channel

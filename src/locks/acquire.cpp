@@ -187,6 +187,15 @@ edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int
     w->last_error = EDGELOCK_OK;
     w->give_up_on_connection_error = give_up_on_connection_error;
     le->refs++;
+    // Our releases of this lock were heard by waiters twice in a row: let
+    // one of them take its turn, then try (kYieldEveryHeard: a non-fair
+    // lock, but not one that shuts everybody else out). A wait too short
+    // for the pause attempts at once, as asked.
+    uint64_t yield_ms = le->yield_until_ms > now ? le->yield_until_ms - now : 0;
+    if (yield_ms > 0 && remaining(w, now) > yield_ms) {
+        wait_for(c, index, WaiterState::Waiting, yield_ms);
+        return EDGELOCK_OK;
+    }
     attempt(c, index); // a command slot is free: checked above
     return EDGELOCK_OK;
 }

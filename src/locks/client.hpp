@@ -94,12 +94,13 @@ inline LockRef lock_ref(Client *c, uint64_t lock_id)
 {
     uint32_t i = id_index(lock_id);
     const LockEntry *le = c->locks.get(i);
-    return LockRef{c->lock_names + (size_t)i * c->cfg.max_name_len, le->name_len, le->kind};
+    return LockRef{c->lock_names + (size_t)i * c->cfg.max_name_len, le->name_len,
+                   (edgelock_lock_kind)le->kind};
 }
 
 inline edgelock_lock_kind lock_kind(Client *c, uint64_t lock_id)
 {
-    return lock_get(c, lock_id)->kind;
+    return (edgelock_lock_kind)lock_get(c, lock_id)->kind;
 }
 
 // The cluster slot of a live handle's keys (Redisson tags them all with the

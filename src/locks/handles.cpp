@@ -32,7 +32,7 @@ edgelock_status lock_new(Client *c, edgelock_lock_kind kind, const void *name, s
     if (!le)
         return EDGELOCK_ERR_TABLE_FULL;
     le->name_len = (uint32_t)len;
-    le->kind = kind;
+    le->kind = (uint8_t)kind;
     memcpy(c->lock_names + (size_t)i * c->cfg.max_name_len, name, len);
     out->id = c->locks.id_of(i);
     return EDGELOCK_OK;

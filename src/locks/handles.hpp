@@ -16,11 +16,24 @@ constexpr uint32_t kMaxNameLenLimit = 4096;
 
 struct LockEntry {
     uint32_t name_len;
-    uint32_t refs;  // waiters and commands that name this lock
-    uint32_t holds; // hold slots of this lock (held, in flight, or loss markers)
-    edgelock_lock_kind kind;
+    uint32_t refs;          // waiters and commands that name this lock
+    uint32_t holds;         // hold slots of this lock (held, in flight, or loss markers)
+    uint8_t kind;           // edgelock_lock_kind (lock_kind() reads it as one)
+    uint8_t heard_in_a_row; // our releases in a row that a waiter heard
+    // Until then our next lock call lets a waiter take its turn (acquire.cpp).
+    uint64_t yield_until_ms;
 };
 
+// Turn taking on a non-fair lock (reentrant, fenced). A client that unlocks
+// and locks again in a loop re-takes the lock before any woken waiter's retry
+// reaches Redis, and the other clients starve. So every second release of ours
+// in a row that a waiter heard (the release script says so) is followed by a
+// pause before our own next attempt on that lock: the woken waiter's retry
+// (a round trip and a thread wake-up away) arrives first. Every second, not
+// every one: re-taking once keeps the throughput that barging buys, and the
+// pause costs an idle lock only when the waiter did not come.
+constexpr uint32_t kYieldEveryHeard = 2;
+constexpr uint64_t kYieldMinMs = 2; // plus two of the release's own round trips
 // lock_get(), lock_ref() and lock_kind(), reads of the table, are inline in
 // client.hpp.
 edgelock_status lock_new(Client *c, edgelock_lock_kind kind, const void *name, size_t len,

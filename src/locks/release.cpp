@@ -111,7 +111,21 @@ static void unlock_uncertain(Client *c, Hold *h, const LockCall *call)
     }
 }
 
-static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
+// A release answered "freed": heard says whether a waiter was told (2). See
+// kYieldEveryHeard.
+static void take_turns(Client *c, uint64_t lock_id, bool heard, uint64_t sent_ms)
+{
+    LockEntry *le = lock_get(c, lock_id);
+    le->heard_in_a_row = heard ? (uint8_t)(le->heard_in_a_row + 1) : 0;
+    if (le->heard_in_a_row < kYieldEveryHeard)
+        return;
+    le->heard_in_a_row = 0;
+    uint64_t now = loop_now(&c->loop);
+    uint64_t rtt = sent_ms != 0 && now > sent_ms ? now - sent_ms : 0;
+    le->yield_until_ms = add_ms(now, kYieldMinMs + 2 * rtt);
+}
+
+static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sent_ms, redisReply *reply,
                          edgelock_status st)
 {
     int64_t value = 0;
@@ -151,8 +165,11 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t, re
                 h->count = 0;
                 h->lost = false;
             }
-        } else if (reply->type == REDIS_REPLY_INTEGER && (reply->integer == 0 || reply->integer == 1)) {
-            value = reply->integer;
+        } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0 && reply->integer <= 2) {
+            value = reply->integer > 0 ? 1 : 0;
+            // 1: freed; 2: freed and a waiter heard the message.
+            if (value == 1 && !call->cleanup)
+                take_turns(c, call->lock_id, reply->integer == 2, sent_ms);
             if (h)
                 h->count = count_after_release(c, h, value);
             send_latch_delete(c, call);

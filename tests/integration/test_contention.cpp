@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -495,4 +496,78 @@ TEST_CASE(waiter_is_woken_by_pubsub_same_client)
     REQUIRE(a);
     waiter_woken_by_unlock_message(a, a, "cont:pubsub1");
     edgelock_client_destroy(a);
+}
+
+// A non-fair lock, but not one that shuts everybody else out: a client that
+// unlocks and locks again in a loop lets a waiter in (kYieldEveryHeard: at
+// the latest after its second release in a row that the waiter heard). The
+// bound on A's rounds is generous: a waiter on a slow machine may miss a
+// turn or two, never all of them.
+TEST_CASE(a_client_relocking_in_a_loop_lets_a_waiter_in)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *a = make_client(r.url());
+    edgelock_client *b = make_client(r.url());
+    REQUIRE(a && b);
+    edgelock_lock al = make_lock(a, "cont:turns"), bl = make_lock(b, "cont:turns");
+    CHECK_ST(edgelock_try_lock(a, al, 0, 30000), EDGELOCK_OK);
+    std::atomic<int> b_status{1};
+    std::atomic<bool> b_has{false};
+    std::thread w([&] {
+        edgelock_status st = edgelock_try_lock(b, bl, 60000, 30000);
+        b_status = st;
+        b_has = true;
+        if (st == EDGELOCK_OK)
+            CHECK_ST(edgelock_unlock(b, bl, nullptr), EDGELOCK_OK);
+    });
+    CHECK(wait_until(5000, [&] { return stats_of(b).subscriptions == 1 && stats_of(b).commands == 0; }));
+    int rounds = 0;
+    while (!b_has.load() && rounds < 100) {
+        CHECK_ST(edgelock_unlock(a, al, nullptr), EDGELOCK_OK);
+        CHECK_ST(edgelock_try_lock(a, al, 60000, 30000), EDGELOCK_OK);
+        rounds++;
+    }
+    CHECK_ST(edgelock_unlock(a, al, nullptr), EDGELOCK_OK);
+    w.join();
+    CHECK_EQ(b_status.load(), EDGELOCK_OK);
+    CHECK(rounds < 100);
+    fprintf(stderr, "  the waiter got in after %d rounds of the relocking client\n", rounds);
+    CHECK(tables_idle(a));
+    CHECK(tables_idle(b));
+    edgelock_lock_free(a, al);
+    edgelock_lock_free(b, bl);
+    edgelock_client_destroy(a);
+    edgelock_client_destroy(b);
+}
+
+// The pause itself, with a listener that never takes the lock: after two
+// releases in a row that somebody heard, the next lock call waits out the
+// pause (then takes the free lock); a call that may not wait that long
+// attempts at once instead of timing out.
+TEST_CASE(relocking_after_two_heard_releases_pauses_first)
+{
+    RedisServer &r = shared_server();
+    redisContext *listener = r.connect();
+    REQUIRE(listener);
+    freeReplyObject(redisCommand(listener, "SUBSCRIBE redisson_lock__channel:{cont:pause}"));
+    edgelock_client *a = make_client(r.url());
+    REQUIRE(a);
+    edgelock_lock al = make_lock(a, "cont:pause");
+    for (int i = 0; i < 2; i++) {
+        CHECK_ST(edgelock_try_lock(a, al, 0, 30000), EDGELOCK_OK);
+        CHECK_ST(edgelock_unlock(a, al, nullptr), EDGELOCK_OK);
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK_ST(edgelock_try_lock(a, al, 10000, 30000), EDGELOCK_OK);
+    auto waited = std::chrono::steady_clock::now() - t0;
+    CHECK(waited >= std::chrono::milliseconds(2)); // kYieldMinMs, at least
+    for (int i = 0; i < 2; i++) {
+        CHECK_ST(edgelock_unlock(a, al, nullptr), EDGELOCK_OK);
+        CHECK_ST(edgelock_try_lock(a, al, i == 0 ? 10000 : 0, 30000), EDGELOCK_OK);
+    }
+    CHECK_ST(edgelock_unlock(a, al, nullptr), EDGELOCK_OK);
+    CHECK(tables_idle(a));
+    edgelock_lock_free(a, al);
+    edgelock_client_destroy(a);
+    redisFree(listener);
 }

@@ -417,6 +417,34 @@ TEST_CASE(fenced_tokens_increase_across_owners_and_reentry)
     CHECK_EQ(pttl(token), -1); // the token key never expires
 }
 
+// The release answers 2 instead of 1 when somebody heard its message: the
+// releasing client lets a waiter take its turn (kYieldEveryHeard). A retried
+// release (same latch) answers 1: the listener count is not stored.
+TEST_CASE(release_says_whether_a_waiter_heard_it)
+{
+    Conn c;
+    REQUIRE(c.c);
+    const std::string name = "heard-1", channel = prefix_name("redisson_lock__channel", name);
+    auto release = [&](const std::string &latch) {
+        return c.eval("lock_release", {name, channel, latch}, {"0", "30000", A, "publish", kLatchTtl});
+    };
+    freeReplyObject(c.eval("lock_acquire", {name}, {"30000", A}));
+    CHECK_EQ(Reply(release(new_latch(name))).i(), 1); // nobody subscribed
+    redisContext *listener = shared_server().connect();
+    REQUIRE(listener);
+    freeReplyObject(redisCommand(listener, "SUBSCRIBE %s", channel.c_str()));
+    freeReplyObject(c.eval("lock_acquire", {name}, {"30000", A}));
+    std::string latch = new_latch(name);
+    CHECK_EQ(Reply(release(latch)).i(), 2);
+    CHECK_EQ(Reply(release(latch)).i(), 1); // the latch's answer
+    redisReply *msg = nullptr;
+    REQUIRE(redisGetReply(listener, (void **)&msg) == REDIS_OK);
+    REQUIRE(msg && msg->type == REDIS_REPLY_ARRAY && msg->elements == 3);
+    CHECK(strcmp(msg->element[2]->str, "0") == 0); // Redisson's unlock message
+    freeReplyObject(msg);
+    redisFree(listener);
+}
+
 TEST_CASE(fenced_refuses_keys_of_another_type)
 {
     Conn c;
