@@ -56,6 +56,11 @@ void edgelock_port_assert_fail(const char *expr, const char *file, int line);
 int edgelock_port_sigpipe_ignored(void);
 void edgelock_port_sigpipe_block(edgelock_port_sigpipe *g);
 void edgelock_port_sigpipe_restore(edgelock_port_sigpipe *g);
+/** Write to a socket without raising SIGPIPE (MSG_NOSIGNAL): the plain
+ *  connections' writes with hiredis 1.x, which need no guard then. Returns
+ *  the bytes written; 0 when the socket cannot take any now (try again);
+ *  -1 on an error, described in err. */
+long edgelock_port_send_quiet(int fd, const void *buf, size_t len, char *err, size_t err_len);
 
 /* Blocking facade: a mutex, a condition variable and the loop thread. */
 void edgelock_port_mutex_init(edgelock_port_mutex *m);

@@ -7,7 +7,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -188,6 +190,18 @@ int edgelock_port_sigpipe_ignored(void)
 {
     struct sigaction sa;
     return sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+}
+
+long edgelock_port_send_quiet(int fd, const void *buf, size_t len, char *err, size_t err_len)
+{
+    ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+    if (n >= 0)
+        return (long)n;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return 0;
+    if (err && err_len > 0)
+        snprintf(err, err_len, "%s", strerror(errno));
+    return -1;
 }
 
 void edgelock_port_sigpipe_block(edgelock_port_sigpipe *g)

@@ -36,6 +36,9 @@ struct LinkOps {
 
 // hiredis async over libevent.
 extern const LinkOps kHiredisLink;
+// Whether kHiredisLink's writes never raise SIGPIPE on a connection with or
+// without TLS (hiredis 1.x, plain connections: MSG_NOSIGNAL).
+bool link_writes_quietly(bool tls);
 
 // Called by a link implementation.
 void conn_link_connected(Connection *conn, bool ok, const char *err);

@@ -7,6 +7,9 @@
 #include <hiredis/adapters/libevent.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
+#if HIREDIS_MAJOR >= 1
+#include <hiredis/sds.h>
+#endif
 
 #include "event/loop.hpp"
 #include "port.h"
@@ -70,8 +73,52 @@ static void push_cb(redisAsyncContext *ac, void *reply)
         conn_link_reply(conn, static_cast<redisReply *>(reply), nullptr);
 }
 constexpr bool kPushReplies = true;
+
+// hiredis writes with a plain send(): a write to a socket whose peer closed it
+// raises SIGPIPE, whose default action ends the process. hiredis 1.x writes
+// through its context's function table, so a plain (not TLS) connection gets
+// one whose write cannot raise it, and a blocking client then needs no guard
+// around its calls (three system calls each). One table for the process: a
+// copy of hiredis's own (every plain context shares one) with the write
+// replaced, made on first use.
+static ssize_t write_quietly(redisContext *c)
+{
+    long n = edgelock_port_send_quiet(c->fd, c->obuf, sdslen(c->obuf), c->errstr, sizeof(c->errstr));
+    if (n < 0)
+        c->err = REDIS_ERR_IO; // errstr filled in: what hiredis's own write sets
+    return (ssize_t)n;
+}
+
+static const redisContextFuncs *hiredis_funcs; // hiredis's table (atomic access)
+static redisContextFuncs quiet_funcs;
+static edgelock_port_once quiet_once = EDGELOCK_PORT_ONCE_INIT;
+
+static void make_quiet_funcs()
+{
+    quiet_funcs = *__atomic_load_n(&hiredis_funcs, __ATOMIC_ACQUIRE);
+    quiet_funcs.write = write_quietly;
+}
+
+static void write_quietly_on(redisContext *c)
+{
+    const redisContextFuncs *none = nullptr;
+    __atomic_compare_exchange_n(&hiredis_funcs, &none, c->funcs, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    edgelock_port_call_once(&quiet_once, make_quiet_funcs);
+    if (__atomic_load_n(&hiredis_funcs, __ATOMIC_ACQUIRE) == c->funcs)
+        c->funcs = &quiet_funcs;
+}
+
+bool link_writes_quietly(bool tls)
+{
+    return !tls;
+}
 #else
 constexpr bool kPushReplies = false;
+
+bool link_writes_quietly(bool)
+{
+    return false; // no function table to change before hiredis 1.0
+}
 #endif
 
 static bool open(Connection *conn)
@@ -90,6 +137,10 @@ static bool open(Connection *conn)
     conn->replies_due = 0;
     reader_guard_attach(ac->c.reader, conn);
     conn->tls_ssl = nullptr;
+#if HIREDIS_MAJOR >= 1
+    if (!conn->tls)
+        write_quietly_on(&ac->c);
+#endif
     if (conn->tls) {
         // Right after connecting starts: the handshake runs as the socket
         // becomes ready, before any command.

@@ -74,3 +74,35 @@ TEST_CASE(a_process_that_ignores_it_needs_no_guard)
     sigaction(SIGPIPE, &old, nullptr);
     CHECK(!edgelock_port_sigpipe_ignored());
 }
+
+// The plain connections' write with hiredis 1.x: no guard up, SIGPIPE at its
+// default (death), and a write to a closed socket is an error, not a signal.
+TEST_CASE(a_quiet_send_to_a_closed_socket_is_an_error_without_a_signal)
+{
+    REQUIRE(!edgelock_port_sigpipe_ignored());
+    REQUIRE(!sigpipe_blocked());
+    int sv[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    char err[128] = "";
+    CHECK_EQ(edgelock_port_send_quiet(sv[0], "PING\r\n", 6, err, sizeof(err)), 6);
+    close(sv[1]);
+    CHECK_EQ(edgelock_port_send_quiet(sv[0], "PING\r\n", 6, err, sizeof(err)), -1);
+    CHECK(err[0] != '\0'); // "Broken pipe", for the connection's log
+    CHECK(!sigpipe_pending());
+    close(sv[0]);
+}
+
+// A socket that cannot take more now: 0, "try again", as hiredis expects.
+TEST_CASE(a_quiet_send_to_a_full_socket_says_try_again)
+{
+    int sv[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
+    static char block[65536];
+    char err[128] = "";
+    long n = 1;
+    for (int i = 0; i < 1000 && n > 0; i++)
+        n = edgelock_port_send_quiet(sv[0], block, sizeof(block), err, sizeof(err));
+    CHECK_EQ(n, 0);
+    close(sv[0]);
+    close(sv[1]);
+}
