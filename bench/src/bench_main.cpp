@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // edgelock_bench: one scenario per invocation, one JSON object on stdout.
 // bench/run_bench.py starts the redis-server, calls the scenarios in rounds,
 // and turns the objects into bench/results.json and BENCHMARKS.md.
@@ -27,6 +28,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -317,7 +319,8 @@ int cmd_floor(const Options &o)
 // Process CPU (every thread) and context switches (voluntary + involuntary).
 struct Usage {
     uint64_t cpu_ns;
-    long csw;
+    long csw;  // context switches, voluntary (sleeps) and involuntary (preempted)
+    long vcsw; // voluntary only: the ones the process causes itself
 };
 Usage usage()
 {
@@ -325,7 +328,7 @@ Usage usage()
     getrusage(RUSAGE_SELF, &ru);
     return {((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
                 ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull,
-            ru.ru_nvcsw + ru.ru_nivcsw};
+            ru.ru_nvcsw + ru.ru_nivcsw, ru.ru_nvcsw};
 }
 
 // A is measured against a floor interleaved with it: chunks of `chunk` pairs
@@ -345,7 +348,11 @@ struct Interleaved {
             return;
         }
         Samples s;
+        Usage u0 = usage();
         hot_probe(floor_ctx, 0, n, &s);
+        Usage u1 = usage();
+        floor_csw += u1.csw - u0.csw;
+        floor_vcsw += u1.vcsw - u0.vcsw;
         chunk_floor_ns = 0;
         for (double v : s.v) {
             floor.add(v);
@@ -359,11 +366,17 @@ struct Interleaved {
     }
     // Client CPU and context switches over the timed pairs only.
     uint64_t cpu_ns = 0;
-    long csw = 0;
+    long csw = 0, vcsw = 0;
+    long floor_csw = 0, floor_vcsw = 0; // over the floor's chunks
     void report(Json &j, int n)
     {
         j.num("client_cpu_us_per_pair", (double)cpu_ns / 1000.0 / n);
         j.num("context_switches_per_pair", (double)csw / n);
+        j.num("voluntary_switches_per_pair", (double)vcsw / n);
+        if (floor.size() > 0) { // plain sync hiredis: two round trips, as a pair
+            j.num("floor_context_switches_per_2_rtts", 2.0 * (double)floor_csw / (double)floor.size());
+            j.num("floor_voluntary_switches_per_2_rtts", 2.0 * (double)floor_vcsw / (double)floor.size());
+        }
         double pair_sum = 0;
         for (double v : pairs.v)
             pair_sum += v;
@@ -444,6 +457,7 @@ int cmd_a_blocking(const Options &o)
         Usage u1 = usage();
         il.cpu_ns += u1.cpu_ns - u0.cpu_ns;
         il.csw += u1.csw - u0.csw;
+        il.vcsw += u1.vcsw - u0.vcsw;
         il.end_chunk(sum, k);
     }
     edgelock_client_destroy(c);
@@ -679,6 +693,7 @@ int cmd_a_async(const Options &o)
         Usage u1 = usage();
         il.cpu_ns += u1.cpu_ns - u0.cpu_ns;
         il.csw += u1.csw - u0.csw;
+        il.vcsw += u1.vcsw - u0.vcsw;
         double sum = 0;
         for (double v : s.v) {
             il.pairs.add(v);
@@ -771,6 +786,117 @@ int cmd_a2(const Options &o)
 
 // ---- B: handoff -----------------------------------------------------------------------------
 
+// B on two threads, one lock client each: A holds, B waits (try_lock with a
+// long wait); after 3-8 ms A unlocks; the handoff is from A's unlock call to
+// B's lock call returning. Lock is how a side takes and gives up the lock.
+struct ThreadLock {
+    std::function<void()> lock, unlock;
+};
+
+// One handoff at a time on demand: B's side lives on a thread of its own.
+class ThreadHandoff
+{
+public:
+    ThreadHandoff(ThreadLock a, ThreadLock b) : a_(std::move(a)), b_(std::move(b))
+    {
+        waiter_ = std::thread([this] { serve(); });
+    }
+    ~ThreadHandoff()
+    {
+        {
+            std::lock_guard<std::mutex> g(m_);
+            quit_ = true;
+            cv_.notify_all();
+        }
+        waiter_.join();
+    }
+    // A takes the lock, B starts waiting, A lets go after 3-8 ms: ns from
+    // A's unlock call to B's lock call returning.
+    double once()
+    {
+        a_.lock();
+        int i;
+        {
+            std::lock_guard<std::mutex> g(m_);
+            i = ++go_;
+            cv_.notify_all();
+        }
+        sleep_us(3000 + rand_u32() % 5000);
+        uint64_t t0 = now_ns();
+        a_.unlock();
+        std::unique_lock<std::mutex> g(m_);
+        cv_.wait(g, [&] { return done_ == i; });
+        return (double)(t1_ - t0);
+    }
+
+private:
+    void serve()
+    {
+        for (int i = 1;; i++) {
+            {
+                std::unique_lock<std::mutex> g(m_);
+                cv_.wait(g, [&] { return go_ == i || quit_; });
+                if (quit_)
+                    return;
+            }
+            b_.lock();
+            uint64_t t = now_ns();
+            b_.unlock();
+            std::lock_guard<std::mutex> g(m_);
+            t1_ = t;
+            done_ = i;
+            cv_.notify_all();
+        }
+    }
+    ThreadLock a_, b_;
+    std::thread waiter_;
+    std::mutex m_;
+    std::condition_variable cv_;
+    int go_ = 0, done_ = 0;
+    bool quit_ = false;
+    uint64_t t1_ = 0;
+};
+
+// The plain Redisson-protocol client's handoff (plain_lock.hpp), run between
+// edgelock's handoffs in the same process: B's reference without the noise of
+// comparing two runs taken seconds apart, or of idle round trips measured
+// from different threads.
+struct PlainHandoff {
+    PlainLock pa, pb;
+    std::unique_ptr<ThreadHandoff> run;
+    explicit PlainHandoff(int port, const char *name)
+    {
+        plain_open(&pa, port, name, std::string(kFloorOwner) + "1");
+        plain_open(&pb, port, name, std::string(kFloorOwner) + "2");
+        run.reset(
+            new ThreadHandoff({[this] { plain_lock(&pa, kLease); }, [this] { plain_unlock(&pa, kLease); }},
+                              {[this] { plain_lock(&pb, kLease); }, [this] { plain_unlock(&pb, kLease); }}));
+    }
+    ~PlainHandoff()
+    {
+        run.reset();
+        plain_close(&pa);
+        plain_close(&pb);
+    }
+};
+
+Json handoff_json(const char *scenario, int ops, const Samples &lat, const Samples &idle,
+                  const Samples *plain)
+{
+    Json j;
+    j.str("scenario", scenario);
+    j.integer("ops_total", ops);
+    j.latency("handoff", lat);
+    j.latency("idle_rtt", idle);
+    j.num("p50_in_idle_rtts", lat.pct(50) / idle.pct(50));
+    j.num("p99_in_idle_rtts", lat.pct(99) / idle.pct(50));
+    if (plain) {
+        j.latency("plain_handoff", *plain);
+        j.num("p50_vs_plain_interleaved", lat.pct(50) / plain->pct(50));
+    }
+    return j;
+}
+
 struct Handoff {
     Loop *loop;
     edgelock_client *a, *b;
@@ -784,6 +910,8 @@ struct Handoff {
     // The idle round trip, interleaved: one per handoff, after its own pause.
     redisContext *probe;
     Samples idle;
+    PlainHandoff *plain;
+    Samples plain_lat;
 };
 
 void ho_start(Handoff *h);
@@ -851,10 +979,15 @@ void ho_start(Handoff *h)
     }
     h->a_done = h->b_done = false;
     h->t0 = 0;
+    // The plain client's handoff between two of ours (the loop is idle: A
+    // and B hold nothing now).
+    double plain_ns = h->plain->run->once();
     Samples idle;
     idle_probe(h->probe, 1, 5000, &idle);
-    if (h->i >= h->warm)
+    if (h->i >= h->warm) {
         h->idle.add(idle.v[0]);
+        h->plain_lat.add(plain_ns);
+    }
     check_st(edgelock_lock_async(h->a, h->la, 1, 0, kLease, ho_a_locked, h), "A lock_async");
 }
 
@@ -875,6 +1008,8 @@ int cmd_b_async(const Options &o)
     h.t0 = 0;
     load_all_scripts(port);
     h.probe = connect_sync(port);
+    PlainHandoff plain(port, "bench:b:plain");
+    h.plain = &plain;
     h.i = 0;
     h.warm = 20;
     h.total = h.warm + (int)o.get("handoffs", 200);
@@ -887,82 +1022,43 @@ int cmd_b_async(const Options &o)
     edgelock_client_destroy(h.a);
     edgelock_client_destroy(h.b);
     write_samples(o.get_str("samples", ""), h.lat);
-    Json j;
-    j.str("scenario", "b_async");
-    j.integer("ops_total", h.total);
-    j.latency("handoff", h.lat);
-    j.latency("idle_rtt", h.idle);
-    j.num("p50_in_idle_rtts", h.lat.pct(50) / h.idle.pct(50));
-    j.num("p99_in_idle_rtts", h.lat.pct(99) / h.idle.pct(50));
     // A's own release round trip (its unlock callback), for the breakdown.
-    j.latency("release_rtt", h.a_reply);
-    j.print();
+    handoff_json("b_async", h.total, h.lat, h.idle, &h.plain_lat).latency("release_rtt", h.a_reply).print();
     return 0;
 }
 
-// B on two threads, one lock client each: A holds, B waits (try_lock with a
-// long wait); after 3-8 ms A unlocks; the handoff is from A's unlock call to
-// B's lock call returning. Lock is how a side takes and gives up the lock.
-struct ThreadLock {
-    std::function<void()> lock, unlock;
-};
-
-int handoff_threads(const Options &o, const char *scenario, ThreadLock a, ThreadLock b)
+// with_plain: a plain client's handoff after each of ours (B's reference).
+int handoff_threads(const Options &o, const char *scenario, ThreadLock a, ThreadLock b, bool with_plain)
 {
     int port = (int)o.get("port", 0);
     const int warm = 20, n = (int)o.get("handoffs", 200);
-    std::mutex m;
-    std::condition_variable cv;
-    int go = -1, done = -1;
-    uint64_t t1 = 0;
-    std::thread waiter([&] {
-        for (int i = 0; i < warm + n; i++) {
-            {
-                std::unique_lock<std::mutex> g(m);
-                cv.wait(g, [&] { return go == i; });
-            }
-            b.lock();
-            uint64_t t = now_ns();
-            b.unlock();
-            std::lock_guard<std::mutex> g(m);
-            t1 = t;
-            done = i;
-            cv.notify_all();
-        }
-    });
-    Samples lat, idle;
+    Samples lat, idle, plain_lat;
     load_all_scripts(port);
     redisContext *probe = connect_sync(port);
-    for (int i = 0; i < warm + n; i++) {
-        Samples one;
-        idle_probe(probe, 1, 5000, &one); // the idle round trip, interleaved
-        if (i >= warm)
-            idle.add(one.v[0]);
-        a.lock();
-        {
-            std::lock_guard<std::mutex> g(m);
-            go = i;
-            cv.notify_all();
+    std::unique_ptr<PlainHandoff> plain;
+    if (with_plain)
+        plain.reset(new PlainHandoff(port, "bench:b:plain"));
+    {
+        ThreadHandoff ours(std::move(a), std::move(b));
+        for (int i = 0; i < warm + n; i++) {
+            Samples one;
+            idle_probe(probe, 1, 5000, &one); // the idle round trip, interleaved
+            if (i >= warm)
+                idle.add(one.v[0]);
+            double ns = ours.once();
+            if (i >= warm)
+                lat.add(ns);
+            if (plain) {
+                ns = plain->run->once();
+                if (i >= warm)
+                    plain_lat.add(ns);
+            }
         }
-        sleep_us(3000 + rand_u32() % 5000);
-        uint64_t t0 = now_ns();
-        a.unlock();
-        std::unique_lock<std::mutex> g(m);
-        cv.wait(g, [&] { return done == i; });
-        if (i >= warm)
-            lat.add((double)(t1 - t0));
     }
-    waiter.join();
+    plain.reset();
     redisFree(probe);
     write_samples(o.get_str("samples", ""), lat);
-    Json j;
-    j.str("scenario", scenario);
-    j.integer("ops_total", warm + n);
-    j.latency("handoff", lat);
-    j.latency("idle_rtt", idle);
-    j.num("p50_in_idle_rtts", lat.pct(50) / idle.pct(50));
-    j.num("p99_in_idle_rtts", lat.pct(99) / idle.pct(50));
-    j.print();
+    handoff_json(scenario, warm + n, lat, idle, with_plain ? &plain_lat : nullptr).print();
     return 0;
 }
 
@@ -980,7 +1076,8 @@ int cmd_b_blocking(const Options &o)
                              {[&] { check_st(edgelock_try_lock(ca, la, 0, kLease), "A try_lock"); },
                               [&] { check_st(edgelock_unlock(ca, la, nullptr), "A unlock"); }},
                              {[&] { check_st(edgelock_try_lock(cb, lb, 30000, kLease), "B try_lock"); },
-                              [&] { check_st(edgelock_unlock(cb, lb, nullptr), "B unlock"); }});
+                              [&] { check_st(edgelock_unlock(cb, lb, nullptr), "B unlock"); }},
+                             true);
     edgelock_client_destroy(ca);
     edgelock_client_destroy(cb);
     return rc;
@@ -996,7 +1093,7 @@ int cmd_b_plain(const Options &o)
     plain_open(&pb, port, "bench:b:plain", std::string(kFloorOwner) + "2");
     int rc =
         handoff_threads(o, "b_plain", {[&] { plain_lock(&pa, kLease); }, [&] { plain_unlock(&pa, kLease); }},
-                        {[&] { plain_lock(&pb, kLease); }, [&] { plain_unlock(&pb, kLease); }});
+                        {[&] { plain_lock(&pb, kLease); }, [&] { plain_unlock(&pb, kLease); }}, false);
     plain_close(&pa);
     plain_close(&pb);
     return rc;
