@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Where the time goes, for the goals BENCHMARKS.md reports as missed. Not part
 # of `make bench` (it takes a few minutes under valgrind); run it by hand after
 # `make bench` has built bench/build:

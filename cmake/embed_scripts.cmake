@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Turns src/scripts/*.lua into a C++ source with each script's bytes and the
 # SHA1 Redis will know it by (EVALSHA). Run as: cmake -DOUT=... -DSCRIPTS=a|b -P
 string(REPLACE "|" ";" SCRIPTS "${SCRIPTS}")

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * Event-loop integration: edgelock on the application's own libevent base.
  *

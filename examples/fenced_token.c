@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * Fencing tokens: the defence against a lock holder that was paused past its
  * lease.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run_with_redis.sh CMD [ARG...]: starts a throwaway redis-server on a free
 # loopback port, runs CMD with EDGELOCK_URL pointing at it, stops the server
 # and exits with CMD's status. The example tests run through it, so they never

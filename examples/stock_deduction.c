@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * Stock deduction: one lock versus segmented locks.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * The OS seam: everything edgelock needs from the operating system, and nothing
  * else. A port supplies these functions plus port_types.h (the mutex, condition

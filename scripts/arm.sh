@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `make arm`: cross-builds edgelock for armhf and aarch64 (MinSizeRel) and runs
 # the unit and integration tests of each under qemu-user, against a native
 # redis-server on loopback (the tests start it themselves; exec from an

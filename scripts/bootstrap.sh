@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs what edgelock needs to build and test, from Debian packages only,
 # when it is missing. Safe to run again: it installs nothing already there.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the target's libraries for a cross build: Debian's armhf or arm64
 # .debs, downloaded by an apt-get with private state (the machine's dpkg
 # database, architectures and lists are not touched) and unpacked into DIR.

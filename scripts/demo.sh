@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # make demo: what edgelock is for, in about 25 seconds.
 #
 #   scripts/demo.sh BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # hiredis 1.2 with TLS (hiredis_ssl) for the primary build, where the system
 # has an older one (Debian bookworm ships 0.14, without TLS). The source is
 # Debian trixie's source package, fetched with apt's state kept private under

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `make size`: the footprint of edgelock per ARM target (MinSizeRel, -Os), as
 # docs/FOOTPRINT.md records it:
 #   - .text/.data/.bss of libedgelock.a (sum over its members, the cross `size -t`),

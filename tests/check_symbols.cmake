@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Fails when the static library needs the C++ exception or RTTI runtime:
 # __cxa_throw, __gxx_personality_v0, or typeinfo (_ZTI*) / typeinfo-name
 # (_ZTS*) symbols, defined or undefined.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # 64-bit ARM (arm64, ARMv8-A), Debian's g++-aarch64-linux-gnu by default.
 #
 #   cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=toolchains/aarch64-linux-gnu.cmake \

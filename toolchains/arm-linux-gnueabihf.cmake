@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # 32-bit ARM, hard float (armhf: ARMv7-A, VFPv3-D16, Thumb-2), Debian's
 # g++-arm-linux-gnueabihf by default. time_t is 32 bits here.
 #

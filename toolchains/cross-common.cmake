@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared body of toolchains/<triplet>.cmake. The including file sets
 #   EDGELOCK_CROSS_TRIPLET    GNU triplet, e.g. arm-linux-gnueabihf
 #   EDGELOCK_CROSS_PROCESSOR  CMAKE_SYSTEM_PROCESSOR, e.g. arm

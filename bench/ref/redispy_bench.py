@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Reference rows for `make bench`: redis-py's Lock (Debian python3-redis).
 
 Same scenarios as edgelock_bench, at redis-py's default retry settings

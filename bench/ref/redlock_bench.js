@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reference rows for `make bench`: node-redlock (npm `redlock`) over ioredis,
 // one Redis server, at redlock's default retry settings (retryCount 10,
 // retryDelay 200 ms, retryJitter 100 ms). One JSON object per call on stdout.

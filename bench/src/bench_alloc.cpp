@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // edgelock_bench_alloc: heap allocations per lock+unlock pair (scenario E).
 //
 // This binary interposes malloc, calloc and realloc (forwarding to glibc) and

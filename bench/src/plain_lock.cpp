@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The plain Redisson-protocol client (plain_lock.hpp).
 #include "plain_lock.hpp"
 

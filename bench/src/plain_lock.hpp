@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A plain client of Redisson's lock protocol over sync hiredis: the reference
 // that B (handoff) and C (contention) measure edgelock against (issue 13). It
 // sends what edgelock sends (the same acquire and release scripts, keys,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Small helpers shared by the benchmark binaries: clocks, percentiles, a flat
 // JSON writer, command-line options and a synchronous hiredis connection.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * edgelock: Redisson-compatible distributed locks for edge devices.
  *
@@ -87,9 +88,22 @@
 extern "C" {
 #endif
 
-#define EDGELOCK_VERSION_MAJOR 0
-#define EDGELOCK_VERSION_MINOR 1
-#define EDGELOCK_VERSION_PATCH 0
+/* The C ABI's functions: exported from libedgelock.so, which is built with
+ * hidden visibility (nothing else of the library is visible), and plain
+ * declarations for the static library. */
+#if defined(__GNUC__)
+#define EDGELOCK_API __attribute__((visibility("default")))
+#else
+#define EDGELOCK_API
+#endif
+
+/* EDGELOCK_VERSION_MAJOR, _MINOR, _PATCH, _STRING, _NUMBER: generated from
+ * CMakeLists.txt's project(VERSION), installed next to this header. */
+#include "edgelock/version.h"
+
+/** The version of the library linked in, "MAJOR.MINOR.PATCH" (static storage).
+ *  Any thread, any time, even before a client exists. */
+EDGELOCK_API const char *edgelock_version(void);
 
 struct event_base; /* libevent */
 
@@ -135,7 +149,7 @@ typedef enum edgelock_status {
 } edgelock_status;
 
 /** Static text for a status, never NULL (unknown values give "unknown status"). */
-const char *edgelock_status_str(edgelock_status s);
+EDGELOCK_API const char *edgelock_status_str(edgelock_status s);
 
 /** wait_ms: wait until the lock is acquired, however long that takes. */
 #define EDGELOCK_WAIT_FOREVER (-1)
@@ -281,7 +295,7 @@ typedef struct edgelock_config {
 } edgelock_config;
 
 /** Fill every field of *cfg with its default. */
-void edgelock_config_init(edgelock_config *cfg);
+EDGELOCK_API void edgelock_config_init(edgelock_config *cfg);
 
 /**
  * Create a client and allocate all its tables.
@@ -295,8 +309,8 @@ void edgelock_config_init(edgelock_config *cfg);
  * sharded_pubsub this build cannot serve, see edgelock_sharded_pubsub_available),
  * TLS (rediss: the TLS files cannot be used, or no TLS in this build), NO_MEMORY.
  */
-edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_base *base,
-                                       edgelock_client **out);
+EDGELOCK_API edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_base *base,
+                                                    edgelock_client **out);
 
 /**
  * Destroy a client (NULL is accepted). Every pending async call completes with
@@ -307,10 +321,10 @@ edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_
  * keep the loop running until then. For an owned loop, do not call it from an
  * edgelock callback.
  */
-void edgelock_client_destroy(edgelock_client *client);
+EDGELOCK_API void edgelock_client_destroy(edgelock_client *client);
 
 /** The client id used in owner fields (static for the client's life). */
-const char *edgelock_client_id(const edgelock_client *client);
+EDGELOCK_API const char *edgelock_client_id(const edgelock_client *client);
 
 /** The client's tables, as indexes of edgelock_stats.tables. */
 typedef enum edgelock_table {
@@ -344,7 +358,7 @@ typedef struct edgelock_stats {
     edgelock_table_stats tables[EDGELOCK_TABLE_COUNT]; /* indexed by edgelock_table */
 } edgelock_stats;
 
-edgelock_status edgelock_client_stats(edgelock_client *client, edgelock_stats *out);
+EDGELOCK_API edgelock_status edgelock_client_stats(edgelock_client *client, edgelock_stats *out);
 
 /* ---------------------------------------------------------------- locks -- */
 
@@ -377,18 +391,18 @@ typedef enum edgelock_lock_kind {
  * one read-write lock are two handles on the same name.
  * Errors: INVALID_ARG, TABLE_FULL, SHUTDOWN, WRONG_THREAD.
  */
-edgelock_status edgelock_lock_new_kind(edgelock_client *client, edgelock_lock_kind kind, const void *name,
-                                       size_t name_len, edgelock_lock *out);
+EDGELOCK_API edgelock_status edgelock_lock_new_kind(edgelock_client *client, edgelock_lock_kind kind,
+                                                    const void *name, size_t name_len, edgelock_lock *out);
 
 /** edgelock_lock_new_kind(client, EDGELOCK_REENTRANT, ...). */
-edgelock_status edgelock_lock_new(edgelock_client *client, const void *name, size_t name_len,
-                                  edgelock_lock *out);
+EDGELOCK_API edgelock_status edgelock_lock_new(edgelock_client *client, const void *name, size_t name_len,
+                                               edgelock_lock *out);
 
 /**
  * Free a lock handle. Fails with BUSY while any owner holds it through this
  * client or any call on it is in flight; STALE_HANDLE when already freed.
  */
-edgelock_status edgelock_lock_free(edgelock_client *client, edgelock_lock lock);
+EDGELOCK_API edgelock_status edgelock_lock_free(edgelock_client *client, edgelock_lock lock);
 
 /* ---- asynchronous calls ----
  * One callback type serves every call; `value` is:
@@ -420,8 +434,9 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
  * repeated until Redis answers it (lock_free is BUSY until it has gone out);
  * a re-entry of unknown outcome is left to lapse with its lease.
  */
-edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
-                                    int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
+                                                 int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb,
+                                                 void *user);
 
 /** Release one hold. On full release `0` is published on the channel to wake
  *  one waiter. When this was the owner's last hold by this client's count but
@@ -449,47 +464,49 @@ edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock,
  *    handled as an outcome unknown: renewal stops, a retry resends it;
  *  - TABLE_FULL (commands), STALE_HANDLE, SHUTDOWN, PROTOCOL,
  *    NOT_REPLICATED (wait_replicas). */
-edgelock_status edgelock_unlock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
-                                      edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_unlock_async(edgelock_client *client, edgelock_lock lock,
+                                                   uint64_t owner, edgelock_result_fn cb, void *user);
 
 /** Delete the lock whoever holds it and publish the unlock message. */
-edgelock_status edgelock_force_unlock_async(edgelock_client *client, edgelock_lock lock,
-                                            edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_force_unlock_async(edgelock_client *client, edgelock_lock lock,
+                                                         edgelock_result_fn cb, void *user);
 
-edgelock_status edgelock_is_locked_async(edgelock_client *client, edgelock_lock lock, edgelock_result_fn cb,
-                                         void *user);
+EDGELOCK_API edgelock_status edgelock_is_locked_async(edgelock_client *client, edgelock_lock lock,
+                                                      edgelock_result_fn cb, void *user);
 
 /** Hold count of `owner` as Redis has it. If this client knew `owner` held the
  *  lock and Redis no longer has the field, the status is LOST. */
-edgelock_status edgelock_hold_count_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
-                                          edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_hold_count_async(edgelock_client *client, edgelock_lock lock,
+                                                       uint64_t owner, edgelock_result_fn cb, void *user);
 
-edgelock_status edgelock_remaining_ttl_async(edgelock_client *client, edgelock_lock lock,
-                                             edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_remaining_ttl_async(edgelock_client *client, edgelock_lock lock,
+                                                          edgelock_result_fn cb, void *user);
 
 /* ---- blocking calls (client that owns its loop; any thread but the loop's) ----
  * Same semantics as the async calls, with the calling thread's id as owner. */
 
 /** Redisson's lock(): wait as long as it takes; watchdog lease. */
-edgelock_status edgelock_acquire(edgelock_client *client, edgelock_lock lock);
-edgelock_status edgelock_try_lock(edgelock_client *client, edgelock_lock lock, int64_t wait_ms,
-                                  int64_t lease_ms);
+EDGELOCK_API edgelock_status edgelock_acquire(edgelock_client *client, edgelock_lock lock);
+EDGELOCK_API edgelock_status edgelock_try_lock(edgelock_client *client, edgelock_lock lock, int64_t wait_ms,
+                                               int64_t lease_ms);
 /** try_lock that also returns the fencing token of an EDGELOCK_FENCED lock
  *  (0 for other kinds). Pass the token to the protected resource, which must
  *  refuse any token lower than one it has seen. */
-edgelock_status edgelock_try_lock_token(edgelock_client *client, edgelock_lock lock, int64_t wait_ms,
-                                        int64_t lease_ms, int64_t *token);
+EDGELOCK_API edgelock_status edgelock_try_lock_token(edgelock_client *client, edgelock_lock lock,
+                                                     int64_t wait_ms, int64_t lease_ms, int64_t *token);
 /** *released (may be NULL): 1 when fully released, 0 when a re-entrant hold remains. */
-edgelock_status edgelock_unlock(edgelock_client *client, edgelock_lock lock, int *released);
-edgelock_status edgelock_force_unlock(edgelock_client *client, edgelock_lock lock, int *deleted);
-edgelock_status edgelock_is_locked(edgelock_client *client, edgelock_lock lock, int *locked);
+EDGELOCK_API edgelock_status edgelock_unlock(edgelock_client *client, edgelock_lock lock, int *released);
+EDGELOCK_API edgelock_status edgelock_force_unlock(edgelock_client *client, edgelock_lock lock, int *deleted);
+EDGELOCK_API edgelock_status edgelock_is_locked(edgelock_client *client, edgelock_lock lock, int *locked);
 /** *held: 1 when the calling thread holds it. LOST when it held it and lost it. */
-edgelock_status edgelock_is_held_by_current_thread(edgelock_client *client, edgelock_lock lock, int *held);
-edgelock_status edgelock_hold_count(edgelock_client *client, edgelock_lock lock, int64_t *count);
-edgelock_status edgelock_remaining_ttl(edgelock_client *client, edgelock_lock lock, int64_t *ttl_ms);
+EDGELOCK_API edgelock_status edgelock_is_held_by_current_thread(edgelock_client *client, edgelock_lock lock,
+                                                                int *held);
+EDGELOCK_API edgelock_status edgelock_hold_count(edgelock_client *client, edgelock_lock lock, int64_t *count);
+EDGELOCK_API edgelock_status edgelock_remaining_ttl(edgelock_client *client, edgelock_lock lock,
+                                                    int64_t *ttl_ms);
 
 /** The owner id blocking calls use for the calling thread (its kernel thread id). */
-uint64_t edgelock_current_owner(void);
+EDGELOCK_API uint64_t edgelock_current_owner(void);
 
 /**
  * End every lock call of `owner` on this client that has not finished: each
@@ -508,7 +525,7 @@ uint64_t edgelock_current_owner(void);
  * A local call: in event-loop mode on the loop thread; on a client that owns
  * its loop from any thread (inside an edgelock callback too).
  */
-edgelock_status edgelock_cancel(edgelock_client *client, uint64_t owner);
+EDGELOCK_API edgelock_status edgelock_cancel(edgelock_client *client, uint64_t owner);
 
 /**
  * Whether `owner` may still act on `lock`, by this client's own clock: no
@@ -529,8 +546,8 @@ edgelock_status edgelock_cancel(edgelock_client *client, uint64_t owner);
  * A local call: in event-loop mode on the loop thread; on a client that owns
  * its loop from any thread.
  */
-edgelock_status edgelock_lock_valid(edgelock_client *client, edgelock_lock lock, uint64_t owner,
-                                    int64_t *remaining_ms);
+EDGELOCK_API edgelock_status edgelock_lock_valid(edgelock_client *client, edgelock_lock lock, uint64_t owner,
+                                                 int64_t *remaining_ms);
 
 /**
  * Which Redis process granted `owner`'s hold (and issued its fencing token):
@@ -547,8 +564,8 @@ edgelock_status edgelock_lock_valid(edgelock_client *client, edgelock_lock lock,
  * Results: OK, LOST, NOT_OWNER, STALE_HANDLE, INVALID_ARG, WRONG_THREAD, as
  * edgelock_lock_valid (a local call too).
  */
-edgelock_status edgelock_token_server(edgelock_client *client, edgelock_lock lock, uint64_t owner,
-                                      uint64_t *server);
+EDGELOCK_API edgelock_status edgelock_token_server(edgelock_client *client, edgelock_lock lock,
+                                                   uint64_t owner, uint64_t *server);
 
 /* ------------------------------------------------------ introspection -- */
 
@@ -559,16 +576,16 @@ edgelock_status edgelock_token_server(edgelock_client *client, edgelock_lock loc
  * Pure: no allocation, no network. Returns OK, or INVALID_ARG (NULL or a
  * malformed URL; out is then the empty string).
  */
-edgelock_status edgelock_url_redact(const char *url, char *out, size_t cap);
+EDGELOCK_API edgelock_status edgelock_url_redact(const char *url, char *out, size_t cap);
 
 /** 1 when this build has TLS (rediss:// URLs): hiredis 1.x with hiredis_ssl
  *  and OpenSSL were found when it was built; else 0. */
-int edgelock_tls_available(void);
+EDGELOCK_API int edgelock_tls_available(void);
 
 /** 1 when this build can use sharded pub/sub on a cluster (SSUBSCRIBE, which
  *  arrives as RESP3 pushes: hiredis 1.x); else 0, and a redis-cluster://
  *  client needs sharded_pubsub = EDGELOCK_SHARDED_OFF. */
-int edgelock_sharded_pubsub_available(void);
+EDGELOCK_API int edgelock_sharded_pubsub_available(void);
 
 /** The longest owner field edgelock_lock_info() returns whole (bytes, NUL excluded). */
 #define EDGELOCK_OWNER_FIELD_MAX 127
@@ -630,11 +647,13 @@ typedef struct edgelock_lock_info {
  * STALE_HANDLE, CONNECTION, TIMEOUT, REDIS, PROTOCOL, TABLE_FULL, SHUTDOWN,
  * WRONG_THREAD.
  */
-edgelock_status edgelock_lock_info_get(edgelock_client *client, edgelock_lock lock, edgelock_lock_info *info);
+EDGELOCK_API edgelock_status edgelock_lock_info_get(edgelock_client *client, edgelock_lock lock,
+                                                    edgelock_lock_info *info);
 /** The same on the loop thread: *info is written before cb runs (status OK),
  *  and must stay in place until then. cb's value is 0. */
-edgelock_status edgelock_lock_info_async(edgelock_client *client, edgelock_lock lock,
-                                         edgelock_lock_info *info, edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_lock_info_async(edgelock_client *client, edgelock_lock lock,
+                                                      edgelock_lock_info *info, edgelock_result_fn cb,
+                                                      void *user);
 
 /* ------------------------------------------------ MultiLock and RedLock -- */
 
@@ -659,11 +678,11 @@ typedef struct edgelock_member {
  * member appears twice), or the first member's error that is not contention.
  * On any result but OK nothing is held.
  */
-edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n, int64_t wait_ms,
-                                        int64_t lease_ms);
+EDGELOCK_API edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n,
+                                                     int64_t wait_ms, int64_t lease_ms);
 /** Release every member (each once); the first error is returned, every member
  *  is tried regardless. */
-edgelock_status edgelock_multi_unlock(const edgelock_member *members, size_t n);
+EDGELOCK_API edgelock_status edgelock_multi_unlock(const edgelock_member *members, size_t n);
 
 /**
  * RedLock (RedissonRedLock), blocking: the members are the same lock on n
@@ -681,10 +700,11 @@ edgelock_status edgelock_multi_unlock(const edgelock_member *members, size_t n);
  * Redisson deprecates RedissonRedLock for this reason. Prefer EDGELOCK_FENCED
  * on one server when the protected resource can check a token.
  */
-edgelock_status edgelock_redlock_try_lock(const edgelock_member *members, size_t n, int64_t wait_ms,
-                                          int64_t lease_ms, int64_t *validity_ms);
+EDGELOCK_API edgelock_status edgelock_redlock_try_lock(const edgelock_member *members, size_t n,
+                                                       int64_t wait_ms, int64_t lease_ms,
+                                                       int64_t *validity_ms);
 /** Release the RedLock on every server (each tried; NOT_OWNER on a minority is expected). */
-edgelock_status edgelock_redlock_unlock(const edgelock_member *members, size_t n);
+EDGELOCK_API edgelock_status edgelock_redlock_unlock(const edgelock_member *members, size_t n);
 
 /**
  * Storage for one asynchronous composite call, provided by the caller: it must
@@ -702,16 +722,20 @@ typedef struct edgelock_composite {
  * members[0].client and members[0].lock; for redlock_lock its value is the
  * validity in ms. Usual contract: non-OK return, no callback; OK, exactly one.
  */
-edgelock_status edgelock_multi_lock_async(edgelock_composite *state, const edgelock_member *members, size_t n,
-                                          uint64_t owner, int64_t wait_ms, int64_t lease_ms,
-                                          edgelock_result_fn cb, void *user);
-edgelock_status edgelock_multi_unlock_async(edgelock_composite *state, const edgelock_member *members,
-                                            size_t n, uint64_t owner, edgelock_result_fn cb, void *user);
-edgelock_status edgelock_redlock_lock_async(edgelock_composite *state, const edgelock_member *members,
-                                            size_t n, uint64_t owner, int64_t wait_ms, int64_t lease_ms,
-                                            edgelock_result_fn cb, void *user);
-edgelock_status edgelock_redlock_unlock_async(edgelock_composite *state, const edgelock_member *members,
-                                              size_t n, uint64_t owner, edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_multi_lock_async(edgelock_composite *state,
+                                                       const edgelock_member *members, size_t n,
+                                                       uint64_t owner, int64_t wait_ms, int64_t lease_ms,
+                                                       edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_multi_unlock_async(edgelock_composite *state,
+                                                         const edgelock_member *members, size_t n,
+                                                         uint64_t owner, edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_redlock_lock_async(edgelock_composite *state,
+                                                         const edgelock_member *members, size_t n,
+                                                         uint64_t owner, int64_t wait_ms, int64_t lease_ms,
+                                                         edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_redlock_unlock_async(edgelock_composite *state,
+                                                           const edgelock_member *members, size_t n,
+                                                           uint64_t owner, edgelock_result_fn cb, void *user);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Linux port of port.h: clocks, randomness, thread ids, pthreads, stderr log. */
 #define _GNU_SOURCE
 #include "port.h"

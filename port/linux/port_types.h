@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Linux port: the OS object types behind port.h. */
 #ifndef EDGELOCK_PORT_TYPES_H
 #define EDGELOCK_PORT_TYPES_H

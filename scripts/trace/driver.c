@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * Call-path recorder for the try_lock acceptance check (see trace_path.sh).
  *

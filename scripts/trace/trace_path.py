@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Per-file entry counts along a recorded call path (see trace_path.sh).
 
 Reads the <seq> <tid> <E|X> <addr> events written by driver.c, resolves each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Measures which src/ files the blocking (edgelock_try_lock) and async
 # (edgelock_lock_async) acquire paths enter, and how often: the objective check
 # for "the try_lock paths enter each file at most once on the way down and once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The blocking face (blocking.hpp): leader/follower over the owned loop.
 //
 // A blocking call that finds no one driving the engine takes the lead: it

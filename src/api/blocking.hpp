@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The blocking face: leader/follower over the client's own event loop. One
 // thread at a time drives the engine (runs the loop and every engine call):
 // a blocked caller itself while it waits, or the client's loop thread when no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // extern "C" shims: check arguments, map handles to objects, pick the path
 // (direct on the loop thread, or through the blocking hand-off).
 #include <event2/event.h>
@@ -387,6 +388,11 @@ edgelock_status edgelock_url_redact(const char *url, char *out, size_t cap)
     if (out && cap)
         redact_redis_url(url, parsed, out, cap);
     return EDGELOCK_OK;
+}
+
+const char *edgelock_version(void)
+{
+    return EDGELOCK_VERSION_STRING;
 }
 
 int edgelock_tls_available(void)

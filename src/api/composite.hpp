@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Blocking MultiLock and RedLock over the blocking hand-off (composite_blocking.cpp).
 #pragma once
 

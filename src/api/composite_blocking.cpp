@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MultiLock and RedLock, blocking: composites of lock handles, possibly on
 // several clients (servers), driven from the calling thread through each
 // client's blocking hand-off. The rules are locks/composite/policy.hpp's; the

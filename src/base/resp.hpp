@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RESP command encoding into a fixed buffer, so sending a command allocates
 // nothing on edgelock's side (hiredis copies the bytes into its output buffer).
 #pragma once

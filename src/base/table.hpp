@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FixedTable: a slot array whose storage is handed in once and never grows.
 // Every slot carries a generation so an id kept after release is recognised as
 // stale instead of silently naming the slot's next occupant.

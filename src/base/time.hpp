@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Millisecond deadlines that cannot overflow: kForever is "no deadline".
 #pragma once
 

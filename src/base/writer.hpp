@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writer: appends bytes and decimal numbers to a fixed buffer, never past it.
 #pragma once
 

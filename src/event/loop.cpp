@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The event seam's calls (loop.hpp), dispatched to the loop's implementation.
 #include "event/loop.hpp"
 

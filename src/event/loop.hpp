@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The event seam: a clock and one-shot timers, which is all the engine needs
 // from an event loop besides sockets (redis/link.hpp). Each module owns its
 // timers: it embeds a Timer, initialises it once with its own callback, and

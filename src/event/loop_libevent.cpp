@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The event seam over libevent: the port's monotonic clock and evtimers.
 #include <event2/event.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A lock call in progress (a "waiter"), from its first attempt to its callback.
 //
 //   attempt --acquired--> done

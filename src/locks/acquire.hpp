@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Lock calls in progress ("waiters"), from the first attempt to the callback.
 #pragma once
 

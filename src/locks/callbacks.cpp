@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Calling the user (callbacks.hpp).
 #include "locks/callbacks.hpp"
 

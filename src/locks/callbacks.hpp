@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Calling the user: result and lock-lost callbacks, counted so that a client
 // destroyed from inside one is freed only once control is back in the loop.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Lock-layer commands (calls.hpp).
 #include "locks/calls.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Lock-layer commands: what a lock command carries in its queue slot
 // (LockCall), how it is started (pinning its lock handle), and how it
 // completes: the queue calls calls_done(), which lets go of the handle and

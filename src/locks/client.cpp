@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Client lifecycle: validate the config, allocate every table once, wire the
 // hooks through which the lower layers report back; at the end complete
 // everything with SHUTDOWN and free it all.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The client: every table, the two connections, the command queue, the
 // subscriptions and the watchdog, on one loop. Every function of the locks
 // layer runs on the thread driving the loop (one at a time); api/blocking.cpp

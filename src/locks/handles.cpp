@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Lock handles: a name in the lock table. Purely local; no Redis call.
 #include <string.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Holds (holds.hpp). A hold slot lives while it is held, while calls for its
 // pair are in flight, while it sits in a renewal batch, or as a loss marker.
 #include "locks/holds.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Holds: the (lock, owner) pairs this client holds, with their re-entry count.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // edgelock_lock_info: one read-only script (lock_info.lua) and the checking
 // of its answer, element by element, into the caller's snapshot.
 #include <hiredis/hiredis.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Force unlock, is-locked, hold count, TTL, and setting the lease of a held
 // lock (queries.hpp). lock_info is in info.cpp.
 #include "locks/queries.hpp"

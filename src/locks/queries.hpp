@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Force unlock, the read-only queries (is locked, hold count, TTL, info) and
 // setting the lease of a held lock (MultiLock alignment).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unlock, and the undo of an acquire whose outcome is unknown.
 #pragma once
 

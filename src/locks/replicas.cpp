@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Replica acknowledgement (replicas.hpp).
 #include "locks/replicas.hpp"
 

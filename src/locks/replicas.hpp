@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Replica acknowledgement (edgelock_config.wait_replicas): a WAIT sent right
 // behind a lock or unlock script, in the same round trip, and what its answer
 // means.

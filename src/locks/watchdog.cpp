@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The watchdog (watchdog.hpp). A hold is lost when Redis says its field is
 // gone, or when no renewal has been confirmed for a whole lease (the connection
 // is down): the lease Redis enforces started no earlier than the send time we

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The watchdog: renews the holds taken without a lease, in batches of up to
 // kRenewBatch locks per script call, and declares a hold lost when Redis says
 // its field is gone or when no renewal was confirmed for a whole lease.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the command queue asks of a lock command when it sends it (QueueHooks,
 // with the Client as ctx): its bytes, formatted at send time from the lock's
 // name and kind (redisson/format.hpp), and the script to load again after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The command queue's hooks for lock commands (wire.cpp), with the Client as ctx.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The cluster's masters and slot map (cluster.hpp).
 #include "redis/cluster.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redis-cluster://: the masters of a Redis Cluster as the client sees them. A
 // fixed table of nodes (a command and a subscriber connection each, started
 // when first needed), the master of every slot in fixed memory, and how that

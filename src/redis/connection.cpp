@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The connection state machine over a link (redis/link.hpp).
 #include "redis/connection.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One connection to Redis: connect, AUTH and SELECT from the URL, whatever
 // setup its owner adds, a connect timeout, and reconnect with capped, jittered
 // backoff. Its owner learns of it through hooks it set: ready, down, and every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The byte link under a Connection: where its bytes go and replies come from.
 // The real one is hiredis async on the loop's event_base (link_hiredis.cpp);
 // unit tests plug in a fake that records what was sent and feeds replies

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The hiredis link: one redisAsyncContext on the loop's event_base.
 //
 // Ownership rule: conn->link is cleared *before* redisAsyncFree(), so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Subscriptions (pubsub.hpp). A channel being unsubscribed keeps its slot until
 // Redis confirms, and is subscribed again then if someone joined meanwhile:
 // hiredis 0.14 would otherwise drop the later subscription's callback when the

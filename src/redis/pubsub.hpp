@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Channel subscriptions on the subscriber connection, one slot per channel,
 // shared (refcounted) by everyone waiting on it. The owner hears through hooks
 // it set: a subscription confirmed (first time or after a reconnect, when

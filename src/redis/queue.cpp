@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The command queue (queue.hpp).
 #include "redis/queue.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The command queue: every command edgelock sends lives in a slot of one fixed
 // table from creation to completion. Commands made while the connection is
 // down wait in a FIFO; one timer enforces every deadline (hiredis 0.14 has no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redis/reader_guard.hpp"
 
 #include <hiredis/async.h>

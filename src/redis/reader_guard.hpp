@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What hiredis's reader may build from a server's bytes. Its reply objects are
 // made through a table of functions; the guard wraps them so that
 // - no array is allocated for more than kMaxReplyElements elements (hiredis

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reading values out of hiredis replies.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redis/sentinel_watch.hpp"
 
 #include <hiredis/hiredis.h>

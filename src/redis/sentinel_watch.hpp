@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redis-sentinel://: a connection to one of the sentinels, subscribed to
 // +switch-master, so that a failover is followed when the sentinels announce
 // it, not only at the next write the old master refuses (READONLY) or when it

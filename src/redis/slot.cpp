@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Redis Cluster's key slot (slot.hpp).
 #include "redis/slot.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Redis Cluster's key slot (the cluster specification's HASH_SLOT): CRC16
 // (XMODEM) of the key, or of its hash tag, modulo 16384. Redisson puts every
 // key and the channel of one lock under the lock name's hash tag ("{name}"),

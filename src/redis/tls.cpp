@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TLS over hiredis_ssl and OpenSSL (tls.hpp).
 #include "redis/tls.hpp"
 

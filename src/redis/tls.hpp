@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TLS for connections (rediss://): one OpenSSL context per client, made when
 // the client is created (the CA, certificate and key files are read then), and
 // an SSL object per connection attempt, with SNI and the server's name checked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redis://[user:password@]host[:port][/db], rediss:// the same over TLS
 // unix://[user:password@]/path/to/redis.sock[?db=N]
 // redis-sentinel://[user:password@]host[:port][,host[:port]...]/mastername[/db]

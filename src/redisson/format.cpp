@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How each command is spelled on the wire, per lock kind: which script, which
 // KEYS and ARGV (REDISSON-PROTOCOL.md; each script's header comment has the
 // same list). Formatted at send time into the client's one command buffer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redisson/names.hpp"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Redisson's key and channel names, written into caller buffers.
 #pragma once
 

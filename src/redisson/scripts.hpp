@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Lua scripts embedded at build time (src/scripts/*.lua, cmake/embed_scripts.cmake).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * A C99 consumer of the public header, built with -std=c99 -pedantic -Werror
  * and linked by the C compiler without the C++ runtime: it shows the header is

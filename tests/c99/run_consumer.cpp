@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runs the C99 consumer (argv[1]) against a throwaway redis-server and checks
 // its exit status, its output and what it left in Redis.
 #include <stdio.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by the CLI tests (sourced, bash). Usage in a test:
 #
 #   source "$(dirname "$0")/lib.sh" "$@"     # $1: path to the edgelock binary

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Misbehaving Redis servers for the CLI tests (test_deadline.sh).
 
     slow_redis.py MODE [ARGS...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A Redis that refuses the connection setup (wrong password, unknown ACL user,
 # db out of range, an ACL that forbids a command edgelock needs) is reported as
 # such by every subcommand, with exit 77 (EX_NOPERM): not as "cannot reach

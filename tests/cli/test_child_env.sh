@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # CMD never sees the password of EDGELOCK_URL: `run` passes EDGELOCK_URL on
 # without its credentials (a nested edgelock reaches the same server and
 # brings its own password), and drops one that is not a valid URL.

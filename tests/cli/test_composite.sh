@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The composite locks of `edgelock run`: --multi (every name, all or nothing,
 # on one server) and --redlock (one name on a majority of three servers; one
 # stopped is survivable, two are not; CMD stopped when the validity runs out).

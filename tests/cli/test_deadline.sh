@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Calls to Redis without a wait the user gave (status, unlock --force, the
 # release at the end of run) end by a deadline, with a clear message and exit
 # code, against servers that misbehave (tests/cli/slow_redis.py): one that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Lock names and owner fields are any bytes. `status --json` is valid JSON in
 # UTF-8 whatever they hold (controls as \u00XX, bytes that are not UTF-8 as
 # U+FFFD); text output and messages never pass a terminal control byte through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Every exit code of `edgelock run` except the lost-lock one (test_lost.sh):
 # CMD's status, 128+N, 75, 69, 64, 76, 126, 127.
 source "$(dirname "$0")/lib.sh" "$@"

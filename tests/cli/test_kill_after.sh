@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # --kill-after: a CMD that ignores the SIGTERM sent when the lock is lost gets
 # SIGKILL after the grace period (default 5000 ms), and run exits 70. A signal
 # forwarded to CMD (the lock still held) is never escalated.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The lock kinds of `edgelock run`: --fenced (EDGELOCK_TOKEN, strictly
 # increasing), --read / --write (readers share, writers exclude), --fair
 # (waiters served in arrival order; status shows the queue and its deadlines),

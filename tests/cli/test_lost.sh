@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Lost-lock handling: when the lock goes away while CMD runs (key deleted, fixed
 # lease ran out, Redis gone for a whole lease), CMD gets SIGTERM, edgelock says
 # so on stderr and exits 70, whatever CMD's own status.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Mutual exclusion of concurrent `edgelock run` invocations: several processes
 # increment a number in a file with a read-sleep-write race window. Under the
 # lock no increment is lost; each CMD also checks that it is alone.

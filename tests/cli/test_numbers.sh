@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Numbers another writer left in a lock's keys that no lock holds (hold counts,
 # fencing tokens, fair-queue deadlines that are not numbers, out of range,
 # negative, or years away) print as "invalid", in text and JSON: never as a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # --wait-replicas: a master and a replica; with the replica stopped, `run`
 # exits 69 naming the replicas, CMD does not run, and the lock is not held.
 source "$(dirname "$0")/lib.sh" "$@"

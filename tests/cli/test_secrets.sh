@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Secrets out of argv: the URL from --url-file, the password from
 # --password-file, a Redis reached through its unix socket; a password never
 # appears in any output, whatever goes wrong.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Signal forwarding: SIGTERM/SIGINT/SIGHUP sent to `edgelock run` reach CMD and
 # the lock is released when CMD ends; a signal while waiting gives up without
 # taking the lock; SIGKILL of edgelock stops CMD and the lock expires with its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `status` (text and --json) and `unlock --force`, against a Redis that needs a
 # password: the password never appears in any output.
 source "$(dirname "$0")/lib.sh" "$@"

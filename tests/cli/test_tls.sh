@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # rediss:// from the command line: --tls-* options and EDGELOCK_TLS_*
 # variables, against a redis-server with certificates made at test time. A
 # build without TLS says so at once (usage error).

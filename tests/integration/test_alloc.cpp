@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Heap allocations on the lock/unlock path. This binary interposes malloc,
 // calloc and realloc (forwarding to glibc) and counts calls while a flag is on.
 // Everything runs on the test thread in event-loop mode, so what is counted is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Event-loop mode: the caller's event_base, driven by the test thread. The
 // callback contract (exactly once, on the loop thread, never inside the call,
 // SHUTDOWN at destruction), owner ids as task ids, calls and destruction from

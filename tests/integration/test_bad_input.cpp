@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bad input through the whole C ABI: every case gets its documented status, no
 // crash, no table slot left behind, and nothing changed in Redis.
 #include <stdio.h>

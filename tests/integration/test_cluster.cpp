@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redis-cluster:// against real 3+3 clusters started by the test
 // (tests/support/redis_cluster.cpp): locks on every master, every lock kind,
 // MultiLock and RedLock across masters, `edgelock status` naming the node,

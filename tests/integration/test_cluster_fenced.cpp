@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A fenced-store check under a lossy cluster failover, with and without
 // cfg.wait_replicas (docs/RELIABILITY.md, "On a Redis Cluster").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Redis Cluster groundwork (issue 14), against a real 3+3 cluster started by
 // the test (tests/support/redis_cluster.cpp): edgelock's key slot function
 // agrees with the cluster's CLUSTER KEYSLOT, every key and channel of one lock

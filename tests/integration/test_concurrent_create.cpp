@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Clients created by several threads at once, as the first clients of the
 // process: libevent's thread support is set up exactly once (two setups at once
 // used to leak a set of libevent's global locks, which LeakSanitizer reports in

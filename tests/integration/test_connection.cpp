@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Connection setup from the URL: AUTH (password and ACL user), SELECT, and
 // failures that must end in a status within the configured time, never a hang.
 #include <stdio.h>

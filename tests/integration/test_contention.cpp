@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Contention through the blocking C ABI: several threads (and clients) racing
 // for one lock against a real redis-server. Hand-off by unlock, by lease
 // expiry, wait timeouts, mutual exclusion, and wake-up by pub/sub.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rest of Redisson's lock family through the C ABI: fair, read-write and
 // fenced locks, MultiLock and RedLock, against real redis-servers.
 #include <stdio.h>

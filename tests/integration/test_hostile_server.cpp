@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A misbehaving "Redis" (a fake server in this file, on loopback): wrong
 // reply types, huge or negative lengths, deep nesting, stalls, a close in the
 // middle of a reply, replies and messages nobody asked for. Each ends in a

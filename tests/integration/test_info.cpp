@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // edgelock_lock_info_get() and edgelock_url_redact(): what `edgelock status`
 // prints comes from here, against a real redis-server.
 #include <string.h>

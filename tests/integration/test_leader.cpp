@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The blocking face's leader/follower (api/blocking.cpp) against a real
 // redis-server: a caller that waits drives the loop for every other thread's
 // calls, the lead passes on when that caller leaves, local calls made while

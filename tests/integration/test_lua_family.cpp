@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The Lua scripts of the rest of the lock family (fenced, fair, read-write),
 // run with EVAL on a real redis-server. Each script's text is read from the
 // source tree at run time (src/redisson/scripts/, found from this file's path), so the

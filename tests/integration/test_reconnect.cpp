@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Redis going away under the client: a restart (data lost, as in a crash), an
 // outage during calls, and an outage longer than a watchdog lease. Each test
 // runs its own redis-server, since it stops and restarts it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The reentrant lock through the blocking C ABI against a real redis-server:
 // wire format (Redisson's hash, owner field, channel), re-entry, queries.
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // wait_replicas: a master and a replica started by the test; with the
 // replica stopped (SIGSTOP) a lock is NOT_REPLICATED and nothing stays held.
 #include <signal.h>

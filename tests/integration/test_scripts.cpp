@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The embedded Lua scripts: the SHA1 baked in at build time is the one Redis
 // computes, and a server that lost its scripts (SCRIPT FLUSH, restart) is
 // served through the EVAL fallback.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redis-sentinel:// URLs against a master, a replica and three sentinels
 // started by the test: the master found through the sentinels (a dead one
 // skipped), and a failover (SENTINEL FAILOVER) while a holder and a waiter run.

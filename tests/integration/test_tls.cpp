@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // rediss://: locks, wake-up and the watchdog over TLS against redis-servers
 // with certificates made at test time (tls/make_certs.sh), client
 // certificates, and every way the server's identity can fail to verify.

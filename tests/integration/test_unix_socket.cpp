@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // unix:// URLs: a Redis reached through its unix socket (a temp dir of the
 // test's), with locks, a waiter woken by an unlock, and a missing socket.
 #include <stdio.h>

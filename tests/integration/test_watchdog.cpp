@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The watchdog through the blocking C ABI: locks taken without a lease are
 // renewed (in batches) until unlocked, a lock deleted behind the holder's back
 // is reported lost, and a fixed-lease lock is left to expire.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The layering rule of src/ (docs/ARCHITECTURE.md): a file may include headers
 # of its own layer and of the layers below it, never above. Also: the CLI in
 # tools/ uses the public header only.

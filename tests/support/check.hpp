@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A small test harness: no exceptions or RTTI, so the tests build with the
 // library's own flags. Each test binary ends with "N passed, N failed".
 #pragma once

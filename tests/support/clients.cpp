@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "clients.hpp"
 
 #include "redis_server.hpp"

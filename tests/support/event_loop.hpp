@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A libevent base driven by the test thread, for event-loop mode clients.
 // A persistent 5 ms tick keeps EVLOOP_ONCE from blocking forever, so every
 // wait has a deadline. Creating it allocates; running it does not.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A throwaway 3+3 Redis Cluster (redis_cluster.hpp).
 #include "redis_cluster.hpp"
 

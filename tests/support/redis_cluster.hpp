@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A throwaway Redis Cluster for one test binary: 3 masters and 3 replicas on
 // free loopback ports, each node in a directory of its own under a temp dir
 // (its nodes.conf), built with CLUSTER ADDSLOTSRANGE, MEET and REPLICATE, and

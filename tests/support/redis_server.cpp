@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redis_server.hpp"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A throwaway redis-server on a free loopback port, for one test binary.
 // No persistence, so a restart loses every key, like a crashed Redis would.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Certificates for the TLS tests, made once per test binary with openssl
 // (tests/integration/tls/make_certs.sh) into a temp dir.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The slot map from CLUSTER SLOTS (src/redis/cluster.cpp): real RESP bytes,
 // as Redis 7.0 writes them, parsed by hiredis's reader and then by
 // parse_cluster_slots. A malformed answer (a slot or port out of range, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine on the fake clock and the fake link (fake/fake_engine.hpp): waiter
 // timeouts, the watchdog's period and batches, lock loss and reconnect backoff,
 // run without Redis and without sleeping. Replies are real RESP bytes, parsed

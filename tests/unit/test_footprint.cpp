@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Table memory (docs/FOOTPRINT.md): edgelock_client_stats().table_bytes of
 // real clients equals the formula written there, per configured slot and in
 // total, on whatever target this runs (make arm runs it on armhf and aarch64).

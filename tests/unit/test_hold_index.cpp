@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The hold index (locks/holds.cpp): holds found by (lock, owner) through a
 // fixed table of chains, however many are held, and nothing left in it after
 // they go, in any order, with handles freed along the way.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Redisson's names (src/names.hpp): prefix_name with and without '{', the
 // owner field, and the Writer's sticky overflow.
 #include <stdint.h>

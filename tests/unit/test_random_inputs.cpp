@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Hostile input, bounded and reproducible (a fixed seed, a few thousand cases
 // each, milliseconds): mutated URLs through the parser and the redaction;
 // random bytes through hiredis's reader with edgelock's guard; and random

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RESP encoding (src/resp.hpp): the exact request bytes, checked byte for byte
 // and by parsing them back with hiredis's reader (a request is a multibulk of
 // bulk strings, which the reader parses like an array reply).

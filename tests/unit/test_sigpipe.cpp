@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The port's SIGPIPE guard (port/port.h): a write to a socket whose peer has
 // closed it, made while the guard is up, fails with EPIPE and does not end
 // the process; the signal it raised is discarded when the guard comes down,

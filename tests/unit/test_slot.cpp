@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Redis Cluster's key slot (src/redis/slot.cpp) against the cluster
 // specification: the CRC16 check value, slots Redis's own documentation
 // prints, and the hash-tag rules. tests/integration/test_cluster_slots.cpp

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FixedTable (src/table.hpp): fixed storage, generation-checked ids.
 #include <signal.h>
 #include <stdint.h>

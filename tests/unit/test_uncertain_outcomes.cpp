@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Regression tests for what a fault run found (issue 12), on the fake loop and
 // link: a loss seen before a re-entry ran, the undo of an acquire whose reply
 // never came, counts that disagree with Redis, and a retried unlock.

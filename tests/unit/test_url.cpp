@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redis://, unix:// and sentinel URL parsing (src/redis/url.hpp), and the
 // +switch-master message (src/redis/sentinel_watch.hpp).
 #include <string.h>

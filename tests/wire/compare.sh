@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Wire comparison: run scenario.c linked against two builds of edgelock, each
 # against a fresh private redis-server recorded with MONITOR, normalise the
 # two command logs (normalise.py) and diff them, and the scenario's stdout.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Normalise a `redis-cli MONITOR` log of tests/wire/scenario.c (see compare.sh).
 
 stdin: the raw log; stdout: the normalised one. Only what varies between runs

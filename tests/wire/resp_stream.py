@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Decode the bytes a scenario run wrote to its Redis sockets (see compare.sh,
 WIRE_STRACE=1).
 

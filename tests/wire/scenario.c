@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * Wire scenario: one fixed sequence of blocking calls, for comparing the bytes
  * two builds of edgelock put on the wire (see compare.sh, which records them

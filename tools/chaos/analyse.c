@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Per-window figures from the workers' events (analyse.h). */
 #include <stdlib.h>
 #include <string.h>

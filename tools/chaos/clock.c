@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The checker's clocks (clock.h). */
 #include <errno.h>
 #include <time.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * Time for the checker. CLOCK_MONOTONIC is one clock for every process on the
  * machine, so events of different workers and the injector's windows share a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The token epoch from the lock Redis's run_id (epoch.h). */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * The token epoch, the worker's half of the recipe in docs/RELIABILITY.md.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The workers' event files (events.h). */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * What the workers tell the report: one line per event, appended with a
  * single write() to the worker's own file (events.<pid> in the run's

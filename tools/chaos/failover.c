@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * The failover fault (plan.h): the lock Redis is replaced by what its replica
  * had when it stopped following, on the same port, so that the workers need

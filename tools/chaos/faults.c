@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The injector (faults.h). */
 #include <signal.h>
 #include <stdio.h>

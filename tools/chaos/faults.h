@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * The injector: applies one window's fault (plan.h) to the lock Redis or to a
  * worker, and returns once the fault is over, with the window's fault_end_us

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* One hold of one lock by a worker: epoch, acquire, critical section, release. */
 #include "clock.h"
 #include "events.h"

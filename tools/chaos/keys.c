@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The lock Redis's keys at the end of the run (keys.h). */
 #include <string.h>
 

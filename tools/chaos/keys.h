@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* What the lock Redis keeps once every worker has left (report.h's leftovers). */
 #ifndef EDGELOCK_CHAOS_KEYS_H
 #define EDGELOCK_CHAOS_KEYS_H

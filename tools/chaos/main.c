@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * edgelock_chaos: the fault-injection checker of issue 12 (docs/RELIABILITY.md).
  *

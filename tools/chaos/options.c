@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The checker's command line (options.h). */
 #include <stdio.h>
 #include <stdlib.h>

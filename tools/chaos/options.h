@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The checker's command line. */
 #ifndef EDGELOCK_CHAOS_OPTIONS_H
 #define EDGELOCK_CHAOS_OPTIONS_H

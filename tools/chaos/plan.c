@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Parsing and naming the run's fault windows (plan.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * The run's plan: a warm-up window, then one window per fault, in the order
  * given. A window starts with its fault and ends after the fault and a quiet

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The worker processes, from the checker's side (pool.h). */
 #include <errno.h>
 #include <signal.h>

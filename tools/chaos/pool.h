@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * The worker processes, from the checker's side: starting them, finding the
  * one behind a pid, replacing one killed by a fault, noting any that dies on

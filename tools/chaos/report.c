@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The run's table and verdict (report.h). */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * The run's report: one table row per window, the totals, what the lock Redis
  * still holds at the end, and the verdict. The run fails on any of:

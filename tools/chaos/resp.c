@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The checker's blocking RESP client (resp.h). */
 #include <arpa/inet.h>
 #include <errno.h>

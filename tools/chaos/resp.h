@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * A small blocking Redis client for the checker's own side channels: the
  * fenced store, the run_id reads of the epoch recipe and the injector's admin

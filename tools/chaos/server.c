@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Starting and killing the run's redis-servers (server.h). */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * The redis-servers a chaos run starts: Debian's redis-server on a free
  * loopback port, its working directory inside the run's temporary directory,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The fenced store's scripts and calls (store.h). */
 #include <inttypes.h>
 #include <stdio.h>

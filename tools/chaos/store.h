@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * The fenced store: what a protected resource does with fencing tokens, as
  * Lua scripts on a second redis-server that no fault touches.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* A worker process's life (worker.h). */
 #include <errno.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * A worker process: its own edgelock client (a client that owns its loop,
  * blocking calls), looping acquire -> critical section -> release on the

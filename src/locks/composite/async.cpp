@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Asynchronous MultiLock and RedLock for clients that share the caller's event
 // loop. The state lives in the caller's edgelock_composite, not in any client's
 // tables: member calls on several clients call back into it, and it must not

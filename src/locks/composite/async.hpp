@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Asynchronous MultiLock and RedLock on caller-provided storage, for clients
 // that share the caller's event loop (async.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MultiLock and RedLock rules (policy.hpp), as in Redisson's RedissonMultiLock
 // and RedissonRedLock.
 #include "locks/composite/policy.hpp"

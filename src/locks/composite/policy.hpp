@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rules of MultiLock and RedLock, once, for both faces: the blocking one
 // (api/composite_blocking.cpp, members on any clients, one thread) and the
 // asynchronous one (async.cpp, members on one loop). Pure: no I/O, no state.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- A fair lock waiter gives up (its wait timed out, it was cancelled or freed).
 -- KEYS[1] lock hash, KEYS[2] queue list, KEYS[3] timeout zset,
 -- KEYS[4] channel base prefix_name("redisson_lock__channel", name)

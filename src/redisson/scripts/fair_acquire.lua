@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Fair lock acquire (Redisson RFairLock): FIFO queue with per-waiter deadlines.
 -- KEYS[1] lock hash, KEYS[2] queue list prefix_name("redisson_lock_queue", name),
 -- KEYS[3] timeout zset prefix_name("redisson_lock_timeout", name)

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Fair lock force release: delete the lock whoever holds it and wake the first
 -- live waiter on its own channel.
 -- KEYS[1] lock hash, KEYS[2] queue list, KEYS[3] timeout zset,

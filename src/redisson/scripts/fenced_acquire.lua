@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Fenced lock acquire (Redisson RFencedLock): the reentrant acquire plus a token.
 -- KEYS[1] lock hash, KEYS[2] token key prefix_name("redisson_lock_token", name)
 -- ARGV[1] lease ms, ARGV[2] owner field "<client id>:<thread id>"

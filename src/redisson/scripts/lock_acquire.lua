@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Reentrant lock acquire (Redisson RLock).
 -- KEYS[1] lock hash
 -- ARGV[1] lease ms, ARGV[2] owner field "<client id>:<thread id>"

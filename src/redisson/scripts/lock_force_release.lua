@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Force release: delete the lock whoever holds it and wake a waiter.
 -- KEYS[1] lock hash, KEYS[2] lock channel
 -- ARGV[1] unlock message (0), ARGV[2] publish command

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- A read-only snapshot of one lock for `edgelock status` and edgelock_lock_info():
 -- what Redisson keeps for it, read in one step so the parts agree.
 -- KEYS[1] lock hash, KEYS[2] fair queue (list), KEYS[3] fair deadlines (zset),

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Reentrant lock release with Redisson 4.x's unlock latch.
 -- KEYS[1] lock hash, KEYS[2] lock channel, KEYS[3] unlock latch key
 -- ARGV[1] unlock message (0), ARGV[2] lease ms, ARGV[3] owner field,

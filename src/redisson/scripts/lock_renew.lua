@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Batched watchdog renewal: one call renews many held locks.
 -- KEYS[1..K] lock hashes
 -- ARGV[1] lease ms, ARGV[1+i] owner field expected in KEYS[i]

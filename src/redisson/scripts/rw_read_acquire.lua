@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Read lock acquire (Redisson RReadWriteLock, read side).
 -- KEYS[1] lock hash, KEYS[2] this owner's timeout prefix
 -- suffix_name(name, owner) .. ":rwlock_timeout"

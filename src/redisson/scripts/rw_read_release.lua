@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Read lock release (Redisson RReadWriteLock, read side) with the unlock latch.
 -- KEYS[1] lock hash, KEYS[2] channel prefix_name("redisson_rwlock", name),
 -- KEYS[3] this owner's timeout prefix suffix_name(name, owner) .. ":rwlock_timeout",

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Batched watchdog renewal of read holds (Redisson RReadWriteLock, read side).
 -- KEYS[1..K] lock hashes
 -- ARGV[1] lease ms, ARGV[1+i] owner field (reader, no ":write") expected in KEYS[i]

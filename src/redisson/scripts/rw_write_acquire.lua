@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Write lock acquire (Redisson RReadWriteLock, write side).
 -- KEYS[1] lock hash
 -- ARGV[1] lease ms, ARGV[2] owner field .. ":write"

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 -- Write lock release (Redisson RReadWriteLock, write side) with the unlock latch.
 -- KEYS[1] lock hash, KEYS[2] channel prefix_name("redisson_rwlock", name),
 -- KEYS[3] unlock latch key

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Certificates for the TLS tests, made at test time with openssl into DIR:
 #   ca.{crt,key}         the test CA
 #   server.{crt,key}     signed by it, for localhost and 127.0.0.1

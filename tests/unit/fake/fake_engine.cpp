@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "fake_engine.hpp"
 
 #include <hiredis/hiredis.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fakes for the engine's two seams, so unit tests run the real engine without
 // Redis, without sockets and without sleeping:
 // - FakeLoop (event/loop.hpp): a clock that moves only when the test says so;

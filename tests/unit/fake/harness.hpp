@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine on the fake loop and link (fake_engine.hpp) as unit tests drive
 // it: one client, both connections up, results and losses recorded.
 #pragma once
