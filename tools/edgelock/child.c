@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * Starting CMD for `edgelock run` (child.h): PATH search, CMD's environment,
  * and what the child does between fork and exec.

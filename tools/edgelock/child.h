@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * Starting CMD for `edgelock run`: everything that touches the child process
  * before it runs CMD. The parent calls these before fork (PATH search,

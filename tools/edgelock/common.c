@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* What the subcommands share (common.h). */
 #include <errno.h>
 #include <stdarg.h>
@@ -62,6 +63,72 @@ int parse_ms(const char *s, int64_t min, int64_t max, int64_t *out)
     if (v < min)
         return 0;
     *out = v;
+    return 1;
+}
+
+/* [0-9]+(.[0-9]+)? as a count of 1/1e9 units: digits before and after the
+ * point, at most 9 after it. 0 when it is not such a number or too large. */
+static int parse_decimal(const char **p, int64_t *whole, int64_t *nanos)
+{
+    const char *s = *p;
+    int64_t w = 0, f = 0, scale = 100000000;
+    if (*s < '0' || *s > '9')
+        return 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        w = w * 10 + (*s - '0');
+        if (w > INT64_MAX / 4000000)
+            return 0; /* far beyond any limit: hours to ms must not overflow */
+    }
+    if (*s == '.') {
+        s++;
+        if (*s < '0' || *s > '9')
+            return 0;
+        for (; *s >= '0' && *s <= '9'; s++) {
+            if (scale > 0)
+                f += (*s - '0') * scale;
+            scale /= 10;
+        }
+    }
+    *p = s;
+    *whole = w;
+    *nanos = f;
+    return 1;
+}
+
+int parse_duration(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    int64_t whole, nanos, unit_ms;
+    const char *p = s;
+    if (!s || !parse_decimal(&p, &whole, &nanos))
+        return 0;
+    if (strcmp(p, "") == 0 || strcmp(p, "ms") == 0)
+        unit_ms = 1;
+    else if (strcmp(p, "s") == 0)
+        unit_ms = 1000;
+    else if (strcmp(p, "m") == 0)
+        unit_ms = 60000;
+    else if (strcmp(p, "h") == 0)
+        unit_ms = 3600000;
+    else
+        return 0;
+    /* whole * unit + ceil(nanos * unit / 1e9), in ms */
+    int64_t ms = whole * unit_ms + (nanos * unit_ms + 999999999) / 1000000000;
+    if (ms < min || ms > max)
+        return 0;
+    *out = ms;
+    return 1;
+}
+
+int parse_seconds(const char *s, int64_t max_ms, int64_t *out_ms)
+{
+    int64_t whole, nanos;
+    const char *p = s;
+    if (!s || !parse_decimal(&p, &whole, &nanos) || *p != 0)
+        return 0;
+    int64_t ms = whole * 1000 + (nanos + 999999) / 1000000;
+    if (ms > max_ms)
+        return 0;
+    *out_ms = ms;
     return 1;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * What every subcommand of edgelock(1) shares: exit codes, messages, number
  * parsing, client and handle creation, and the mapping of a failed library call
@@ -77,6 +78,13 @@ uint64_t now_ms(void);
 
 /* Strict decimal in [min, max]; no sign, no spaces, no suffix. 1 when valid. */
 int parse_ms(const char *s, int64_t min, int64_t max, int64_t *out);
+/* A duration in milliseconds, for the long options: a bare number of ms (the
+ * old form) or a number with a unit, ms, s, m or h, fractions allowed
+ * ("500ms", "10s", "1.5s", "2m"). 1 and *out set when it is one within
+ * [min, max] ms (fractions of a ms rounded up), else 0. */
+int parse_duration(const char *s, int64_t min, int64_t max, int64_t *out);
+/* flock(1)'s -w SECONDS: a number of seconds, fractions allowed, as ms. */
+int parse_seconds(const char *s, int64_t max_ms, int64_t *out_ms);
 
 /* 1 when the lock thread, a library call or a status read says Redis is gone. */
 int is_unreachable(edgelock_status st);

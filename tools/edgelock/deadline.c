@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The overall deadline of a subcommand's Redis calls (deadline.h). */
 #include <inttypes.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * The overall deadline of the Redis calls a subcommand makes without a wait
  * the user gave: `status`, `unlock --force`, and the release at the end of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* Escaping any bytes for a terminal or for JSON (escape.h). */
 #include <stdint.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * Bytes from Redis (owner fields, lock modes, key types) and lock names are
  * any bytes: shown to a person or written as JSON, they are escaped here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The lock thread of `edgelock run` (lock_thread.h). */
 #include <inttypes.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * The lock thread of `edgelock run` and the state it shares with the main
  * thread and with the library's loop threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * edgelock(1): the distributed lock for shell scripts and operators, modelled
  * on flock(1).
@@ -145,6 +146,51 @@ static const char *opt_value(int argc, char **argv, int *i, const char *opt, int
     return argv[++*i];
 }
 
+/* flock(1)'s habits for run: -w SECONDS (fractional), -n, -E CODE and
+ * -c STRING before NAME. 0: argv[*i] is none of them (or lacks its value:
+ * *err); 1: taken; EXIT_USAGE: a bad value, said why. */
+static int flock_option(int argc, char **argv, int *i, struct run_args *ra, const char **command, int *err)
+{
+    const char *a = argv[*i], *v;
+    if (strcmp(a, "-n") == 0 || strcmp(a, "--nonblock") == 0) {
+        ra->wait_ms = 0;
+        return 1;
+    }
+    if ((v = opt_value(argc, argv, i, "-w", err)) != NULL ||
+        (!*err && (v = opt_value(argc, argv, i, "--timeout", err)) != NULL)) {
+        if (!parse_seconds(v, EDGELOCK_MAX_TIME_MS, &ra->wait_ms))
+            return usage_error("%s: '%s' is not a number of seconds (fractions allowed: 0.5)", a, v);
+        return 1;
+    }
+    if (!*err && ((v = opt_value(argc, argv, i, "-E", err)) != NULL ||
+                  (!*err && (v = opt_value(argc, argv, i, "--conflict-exit-code", err)) != NULL))) {
+        int64_t code;
+        if (!parse_ms(v, 0, 255, &code))
+            return usage_error("%s: '%s' is not an exit code (0 to 255)", a, v);
+        ra->not_acquired_exit = (int)code;
+        return 1;
+    }
+    if (!*err && ((v = opt_value(argc, argv, i, "-c", err)) != NULL ||
+                  (!*err && (v = opt_value(argc, argv, i, "--command", err)) != NULL))) {
+        if (*command)
+            return usage_error("-c is given twice");
+        *command = v;
+        return 1;
+    }
+    return 0;
+}
+
+/* flock's -s (shared) and -x (exclusive) are the read and the write lock of
+ * the read-write lock NAME: they exclude each other, and readers share. */
+static const char *canonical_kind_flag(const char *a)
+{
+    if (strcmp(a, "-s") == 0 || strcmp(a, "--shared") == 0)
+        return "--read";
+    if (strcmp(a, "-x") == 0 || strcmp(a, "--exclusive") == 0)
+        return "--write";
+    return a;
+}
+
 /* Room for a URL or a password read from a file. */
 static char url_from_file[4096];
 static char password_from_file[256];
@@ -169,6 +215,9 @@ int main(int argc, char **argv)
     ra.wait_ms = EDGELOCK_WAIT_FOREVER;
     ra.lease_ms = EDGELOCK_LEASE_WATCHDOG;
     ra.kill_after_ms = DEFAULT_KILL_AFTER_MS;
+    ra.not_acquired_exit = EXIT_NOT_ACQUIRED;
+    const char *command_string = NULL; /* -c STRING: CMD is sh -c STRING */
+    int flock_rc = 0;
     int watchdog_given = 0, lease_given = 0;
     const char *kind_flag = NULL;  /* --fair, --read, --write or --fenced */
     const char *list_flag = NULL;  /* --multi or --redlock */
@@ -182,9 +231,8 @@ int main(int argc, char **argv)
             fputs(help_text, stdout);
             return 0;
         }
-        if (strcmp(a, "--version") == 0) {
-            printf("edgelock %d.%d.%d (%s)\n", EDGELOCK_VERSION_MAJOR, EDGELOCK_VERSION_MINOR,
-                   EDGELOCK_VERSION_PATCH, edgelock_tls_available() ? "TLS" : "no TLS");
+        if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+            printf("edgelock %s (%s)\n", edgelock_version(), edgelock_tls_available() ? "TLS" : "no TLS");
             return 0;
         }
         if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
@@ -206,8 +254,8 @@ int main(int argc, char **argv)
             replicas.n = (uint32_t)n;
         } else if (!err && (v = opt_value(argc, argv, &i, "--wait-replicas-timeout", &err)) != NULL) {
             int64_t ms;
-            if (!parse_ms(v, 1, 600000, &ms))
-                return usage_error("--wait-replicas-timeout: '%s' is not a number of milliseconds > 0", v);
+            if (!parse_duration(v, 1, 600000, &ms))
+                return usage_error("--wait-replicas-timeout: '%s' is not a duration > 0 of at most 10m", v);
             replicas.timeout_ms = (uint32_t)ms;
         } else if (!err && (v = opt_value(argc, argv, &i, "--sharded-pubsub", &err)) != NULL) {
             if (strcmp(v, "auto") == 0)
@@ -231,24 +279,30 @@ int main(int argc, char **argv)
                 return rc;
             password = password_from_file;
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--wait", &err))) {
-            if (!parse_ms(v, 0, EDGELOCK_MAX_TIME_MS, &ra.wait_ms))
-                return usage_error("--wait: '%s' is not a number of milliseconds", v);
+            if (!parse_duration(v, 0, EDGELOCK_MAX_TIME_MS, &ra.wait_ms))
+                return usage_error("--wait: '%s' is not a duration (MS, or with a unit: 500ms, 10s, 2m)", v);
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--lease", &err))) {
-            if (!parse_ms(v, 1, EDGELOCK_MAX_TIME_MS, &ra.lease_ms))
-                return usage_error("--lease: '%s' is not a number of milliseconds > 0", v);
+            if (!parse_duration(v, 1, EDGELOCK_MAX_TIME_MS, &ra.lease_ms))
+                return usage_error("--lease: '%s' is not a duration > 0 (MS, or 500ms, 10s, 2m)", v);
             lease_given = 1;
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--kill-after", &err))) {
-            if (!parse_ms(v, 0, EDGELOCK_MAX_TIME_MS, &ra.kill_after_ms))
-                return usage_error("--kill-after: '%s' is not a number of milliseconds", v);
+            if (!parse_duration(v, 0, EDGELOCK_MAX_TIME_MS, &ra.kill_after_ms))
+                return usage_error("--kill-after: '%s' is not a duration (MS, or 500ms, 10s, 2m)", v);
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--watchdog", &err))) {
             int64_t w;
-            if (!parse_ms(v, 30, UINT32_MAX, &w))
-                return usage_error("--watchdog: '%s' is not a number of milliseconds >= 30", v);
+            if (!parse_duration(v, 30, UINT32_MAX, &w))
+                return usage_error("--watchdog: '%s' is not a duration of at least 30 ms", v);
             ra.watchdog_ms = (uint32_t)w;
             watchdog_given = 1;
+        } else if (!err && sub && strcmp(sub, "run") == 0 &&
+                   (flock_rc = flock_option(argc, argv, &i, &ra, &command_string, &err)) != 0) {
+            if (flock_rc != 1)
+                return flock_rc;
         } else if (sub && strcmp(sub, "run") == 0 &&
                    (strcmp(a, "--fair") == 0 || strcmp(a, "--read") == 0 || strcmp(a, "--write") == 0 ||
-                    strcmp(a, "--fenced") == 0)) {
+                    strcmp(a, "--fenced") == 0 || strcmp(a, "-s") == 0 || strcmp(a, "--shared") == 0 ||
+                    strcmp(a, "-x") == 0 || strcmp(a, "--exclusive") == 0)) {
+            a = canonical_kind_flag(a);
             if (kind_flag && strcmp(kind_flag, a) != 0)
                 return usage_error("%s and %s exclude each other: a lock has one kind", kind_flag, a);
             kind_flag = a;
@@ -280,6 +334,15 @@ int main(int argc, char **argv)
             ra.name = a;
             if (strcmp(sub, "run") == 0) {
                 i++;
+                /* flock's form: NAME -c STRING */
+                if (i < argc && (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--command") == 0)) {
+                    if (i + 1 >= argc)
+                        return usage_error("%s needs a value", argv[i]);
+                    if (command_string)
+                        return usage_error("-c is given twice");
+                    command_string = argv[i + 1];
+                    i += 2;
+                }
                 if (i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0)
                     return usage_error("run: options go before NAME ('%s' after it)", argv[i]);
                 break; /* the rest is [--] CMD [ARG...] */
@@ -313,6 +376,15 @@ int main(int argc, char **argv)
     }
 
     /* run */
+    static char *shell_cmd[4] = {"/bin/sh", "-c", NULL, NULL};
+    if (command_string) {
+        if (i < argc)
+            return usage_error("-c STRING is the command: no CMD may follow NAME ('%s')", argv[i]);
+        shell_cmd[2] = (char *)command_string;
+        argv = shell_cmd;
+        argc = 3;
+        i = 0;
+    }
     if (i < argc && strcmp(argv[i], "--") == 0)
         i++;
     if (i >= argc)

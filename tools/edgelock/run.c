@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * `edgelock run`: take the lock, run CMD while holding it, release it.
  *
@@ -112,7 +113,7 @@ static int acquire_failed(const struct options *o, struct run_state *s, pthread_
     destroy_clients(s);
     if (st == EDGELOCK_ERR_WAIT_TIMEOUT) {
         msg("%s not acquired within %" PRId64 " ms", a->label, a->wait_ms);
-        return EXIT_NOT_ACQUIRED;
+        return a->not_acquired_exit;
     }
     if (a->shape == RUN_REDLOCK && is_unreachable(st)) {
         if (s->check_st != EDGELOCK_OK)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * `edgelock run`: what the command line asks for (filled by main.c) and the
  * subcommand itself (run.c).
@@ -26,6 +27,7 @@ struct run_args {
     int64_t lease_ms; /* EDGELOCK_LEASE_WATCHDOG or > 0 (always > 0 for RUN_REDLOCK) */
     uint32_t watchdog_ms;
     int64_t kill_after_ms; /* SIGKILL this long after the SIGTERM for a lost lock */
+    int not_acquired_exit; /* -E: the exit code when not acquired within the wait (75) */
     const char *name;
     char **cmd;
     edgelock_lock_kind kind;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * `edgelock status NAME [--json]`: what Redis holds for a lock, from one
  * atomic snapshot read by edgelock_lock_info_get(). Exit 0 whether the lock is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * `edgelock unlock --force NAME`: Redisson's forceUnlock(): delete the lock
  * whoever holds it and publish the unlock message, so waiters wake at once.
