@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Drives CMake, the one build truth. `make demo` and `make test` work on a
 # fresh Debian machine: both install what is missing first.
 BUILD ?= build
@@ -16,7 +17,7 @@ HIREDIS_PREFIX ?= $(CURDIR)/build-deps/hiredis
 HIREDIS_FLAGS := -DEDGELOCK_HIREDIS_PREFIX=$(HIREDIS_PREFIX)
 endif
 
-.PHONY: all deps configure test test-unit chaos test-hiredis-system test-asan test-tsan demo clean format format-check arm size trace-path
+.PHONY: all deps configure test test-unit chaos test-hiredis-system test-asan test-tsan demo clean format format-check arm size trace-path packaging
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -36,6 +37,14 @@ test: all
 
 test-unit: all
 	cd $(BUILD) && ctest $(CTEST_FLAGS) -L unit
+
+# Packaging as distributions do it (docs/PACKAGING.md): the Debian packages
+# built, linted, unpacked and used (debhelper and lintian installed here); the
+# Buildroot package and the Yocto recipe built for armhf as those systems do.
+packaging: deps
+	@EDGELOCK_EXTRA_PACKAGES="debhelper lintian man-db ninja-build $(ARM_PACKAGES)" ./scripts/bootstrap.sh
+	bash tests/packaging/test_deb.sh .
+	JOBS=$(JOBS) bash tests/packaging/test_recipes.sh .
 
 # The whole suite on the system's hiredis (bookworm's 0.14) in its own build dir.
 test-hiredis-system:

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# test_deb.sh SRC: the Debian packages, as a distribution would build them.
+# Builds libedgelock-dev and edgelock from a copy of the tracked sources with
+# `dpkg-buildpackage -us -uc -b` (against the system's hiredis and libevent),
+# runs lintian on them (no error or warning allowed), unpacks them into a
+# throwaway root and there builds and runs an example with pkg-config and with
+# CMake, and reads the man page. Needs debhelper and lintian (`make
+# packaging` installs them).
+set -u
+src=$(cd "$1" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+mkdir -p "$tmp/src/edgelock"
+(cd "$src" && git ls-files -z | xargs -0 cp --parents -t "$tmp/src/edgelock")
+cd "$tmp/src/edgelock" || exit 2
+if dpkg-buildpackage -us -uc -b >"$tmp/build.log" 2>&1; then
+    ok "dpkg-buildpackage -us -uc -b"
+else
+    bad "dpkg-buildpackage -us -uc -b"
+    tail -30 "$tmp/build.log"
+    exit 1
+fi
+ls "$tmp/src"/*.deb
+changes=$(ls "$tmp/src"/*.changes)
+if command -v lintian >/dev/null; then
+    lintian --fail-on error,warning --suppress-tags initial-upload-closes-no-bugs "$changes" >"$tmp/lintian.log" 2>&1 &&
+        ok "lintian: no error or warning" || { bad "lintian"; cat "$tmp/lintian.log"; }
+else
+    bad "lintian is not installed"
+fi
+
+root=$tmp/root
+for deb in "$tmp/src"/*.deb; do dpkg-deb -x "$deb" "$root"; done
+pc=$(find "$root" -name edgelock.pc)
+[ -n "$pc" ] && ok "edgelock.pc in libedgelock-dev" || bad "no edgelock.pc"
+export PKG_CONFIG_PATH=$(dirname "$pc")
+if cc -o "$tmp/pc_example" "$src/examples/blocking_threads.c" $(pkg-config --cflags --libs edgelock) 2>"$tmp/cc.log"; then
+    ok "an example builds with pkg-config against the package"
+    bash "$src/examples/run_with_redis.sh" "$tmp/pc_example" >"$tmp/run.log" 2>&1 && ok "it runs" || { bad "it runs"; tail -5 "$tmp/run.log"; }
+else
+    bad "pkg-config build"
+    head -20 "$tmp/cc.log"
+fi
+unset PKG_CONFIG_PATH
+mkdir -p "$tmp/consumer"
+cp "$src/examples/blocking_threads.c" "$tmp/consumer/main.c"
+cat >"$tmp/consumer/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(consumer C)
+find_package(edgelock 0.1 REQUIRED)
+add_executable(consumer main.c)
+target_link_libraries(consumer PRIVATE edgelock::edgelock)
+CM
+if cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$root/usr" >"$tmp/cmake.log" 2>&1 &&
+    cmake --build "$tmp/consumer/build" >>"$tmp/cmake.log" 2>&1; then
+    ok "an example builds with find_package against the package"
+    bash "$src/examples/run_with_redis.sh" "$tmp/consumer/build/consumer" >"$tmp/run2.log" 2>&1 && ok "it runs" || { bad "it runs"; tail -5 "$tmp/run2.log"; }
+else
+    bad "find_package build"
+    tail -20 "$tmp/cmake.log"
+fi
+"$root/usr/bin/edgelock" --version | grep -q "^edgelock " && ok "the packaged CLI runs" || bad "the packaged CLI runs"
+[ -f "$root/usr/share/man/man1/edgelock.1.gz" ] && ok "man page in the edgelock package" || bad "man page"
+if command -v man >/dev/null; then
+    man -l -P cat "$root/usr/share/man/man1/edgelock.1.gz" 2>/dev/null | grep -q "flock" && ok "man -l reads it" || bad "man -l reads it"
+fi
+
+[ $fails = 0 ] && echo "all Debian package checks passed" || echo "$fails Debian package check(s) failed"
+exit $((fails > 0))
