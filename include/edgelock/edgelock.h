@@ -201,7 +201,10 @@ typedef struct edgelock_config {
      *  lock call to the master of its lock's slot, follows MOVED and ASK, and
      *  retries TRYAGAIN and CLUSTERDOWN within the call's command timeout
      *  (see max_nodes, sharded_pubsub). Default "redis://127.0.0.1:6379". The
-     *  string is copied; host names are resolved with the system resolver. */
+     *  user and password are percent-decoded (RFC 3986: "%40" is '@', "%3A"
+     *  ':', "%25" '%'); a '%' without two hex digits, or "%00", makes the URL
+     *  invalid (EDGELOCK_ERR_INVALID_ARG). The string is copied; host names
+     *  are resolved with the system resolver. */
     const char *url;
     /** TLS, for rediss:// and rediss-sentinel:// URLs (a build with TLS: see
      *  edgelock_tls_available()).

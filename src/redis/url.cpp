@@ -32,14 +32,47 @@ static bool parse_uint(const char *b, const char *e, uint64_t max, uint64_t *out
     return true;
 }
 
-// "user:password" or "password" (the part before the '@').
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+// A user or password, percent-decoded (RFC 3986 userinfo: "%40" is '@',
+// "%3A" ':', "%25" '%'), as redis-py and Lettuce read them. A '%' without two
+// hex digits after it, or one that decodes to NUL, is malformed: refused, not
+// guessed at.
+static bool copy_decoded(char *dst, size_t cap, const char *b, const char *e)
+{
+    size_t n = 0;
+    for (const char *p = b; p < e; p++) {
+        char c = *p;
+        if (c == '%') {
+            int hi = e - p >= 3 ? hex_value(p[1]) : -1; // "%XX" fits before e
+            int lo = hi >= 0 ? hex_value(p[2]) : -1;
+            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+                return false;
+            c = (char)(hi * 16 + lo);
+            p += 2;
+        }
+        if (n + 1 >= cap)
+            return false;
+        dst[n++] = c;
+    }
+    dst[n] = 0;
+    return true;
+}
+
+// "user:password" or "password" (the part before the '@'), percent-decoded.
 static bool parse_credentials(const char *b, const char *e, RedisUrl *out)
 {
     const char *colon = (const char *)memchr(b, ':', (size_t)(e - b));
     if (colon)
-        return copy_part(out->user, sizeof(out->user), b, colon) &&
-               copy_part(out->password, sizeof(out->password), colon + 1, e);
-    return copy_part(out->password, sizeof(out->password), b, e); // scheme://password@...
+        return copy_decoded(out->user, sizeof(out->user), b, colon) &&
+               copy_decoded(out->password, sizeof(out->password), colon + 1, e);
+    return copy_decoded(out->password, sizeof(out->password), b, e); // scheme://password@...
 }
 
 // One "host[:port]" or "[ipv6][:port]" between b and e.

@@ -66,5 +66,12 @@ check "... no password in the output" bash -c "! grep -q 'pw-' '$OUT' '$ERR'"
 expect_rc 0 "right password" "$EDGELOCK" --url "redis://:$REDIS_PASSWORD@127.0.0.1:$P" run r -- true
 expect_rc 0 "ACL user, db 15" "$EDGELOCK" --url "redis://gw:gw-pw-8@127.0.0.1:$P/15" run r -- true
 check "the lock is free afterwards" lock_free r
+# Percent-encoded credentials (RFC 3986): a user and a password holding '@',
+# ':', '%' and '/' work when written %40, %3A, %25 and %2F.
+rcli acl setuser 'g:w@1' on '>p@ss:w%rd/9' '~*' '&*' '+@all' >/dev/null
+expect_rc 0 "percent-encoded user and password" "$EDGELOCK" --url "redis://g%3Aw%401:p%40ss%3Aw%25rd%2F9@127.0.0.1:$P" run r -- true
+check "... no password in the output" bash -c "! grep -q 'w%rd\|w%25rd\|ss%3A' '$OUT' '$ERR'"
+expect_rc 64 "a '%' that is no escape" "$EDGELOCK" --url "redis://:p%zz@127.0.0.1:$P" run r -- true
+check "... the password is not shown" bash -c "! grep -q 'p%zz' '$OUT' '$ERR'"
 
 finish

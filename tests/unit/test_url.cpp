@@ -3,6 +3,9 @@
 // +switch-master message (src/redis/sentinel_watch.hpp).
 #include <string.h>
 
+#include <initializer_list>
+#include <string>
+
 #include "check.hpp"
 #include "redis/sentinel_watch.hpp"
 #include "redis/url.hpp"
@@ -72,6 +75,30 @@ TEST_CASE(credentials)
     CHECK(strcmp(u.password, "p@ss:w@rd") == 0);
     CHECK(strcmp(u.host, "h") == 0);
     CHECK_EQ(u.port, 7000);
+
+    // Percent-encoded, as RFC 3986 writes userinfo (and redis-py reads it).
+    REQUIRE(parses("redis://us%65r%3Ax:p%40ss%3Aw%25rd%2f@h", &u));
+    CHECK(strcmp(u.user, "user:x") == 0);
+    CHECK(strcmp(u.password, "p@ss:w%rd/") == 0);
+    CHECK(strcmp(u.host, "h") == 0);
+    REQUIRE(parses("rediss-sentinel://%41:%42@s1,s2/m", &u));
+    CHECK(strcmp(u.user, "A") == 0);
+    CHECK(strcmp(u.password, "B") == 0);
+    REQUIRE(parses("unix://%3a@/tmp/r.sock", &u));
+    CHECK(strcmp(u.password, ":") == 0);
+    // A '%' that is not an escape, or one of NUL: refused, not guessed at.
+    for (const char *bad : {"redis://a:b%@h", "redis://a:b%4@h", "redis://a:%zz@h", "redis://a%g1:b@h",
+                            "redis://a:b%00c@h", "redis://%@h"})
+        CHECK(!parses(bad, &u));
+    // Decoding cannot overflow the fields: 255 bytes fit the password, 256 do not.
+    std::string fits(255, 'x'), over(256, 'x');
+    REQUIRE(parses(("redis://u:" + fits + "@h").c_str(), &u));
+    CHECK(!parses(("redis://u:" + over + "@h").c_str(), &u));
+    std::string encoded;
+    for (int i = 0; i < 255; i++)
+        encoded += "%41";
+    REQUIRE(parses(("redis://u:" + encoded + "@h").c_str(), &u));
+    CHECK_EQ(strlen(u.password), 255u);
 }
 
 TEST_CASE(ipv6)
