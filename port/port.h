@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "edgelock/edgelock.h" /* EDGELOCK_LOG_* */
 #include "port_types.h"
 
 #ifdef __cplusplus
@@ -35,8 +36,9 @@ int edgelock_port_path_kind(const char *path);
 void *edgelock_port_alloc(size_t bytes);
 void edgelock_port_free(void *p);
 
-enum { EDGELOCK_LOG_ERROR = 0, EDGELOCK_LOG_WARN = 1, EDGELOCK_LOG_INFO = 2, EDGELOCK_LOG_DEBUG = 3 };
-/** printf-style diagnostics; the Linux port writes to stderr when EDGELOCK_LOG is set. */
+/** printf-style diagnostics at an EDGELOCK_LOG_* level (edgelock.h), for a
+ *  client without a log_fn; the Linux port writes to stderr when EDGELOCK_LOG
+ *  is set. */
 void edgelock_port_log(int level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -182,6 +182,17 @@ typedef enum edgelock_sharded_pubsub {
     EDGELOCK_SHARDED_OFF = 2
 } edgelock_sharded_pubsub;
 
+/** How much a log line matters (edgelock_config.log_fn). */
+typedef enum edgelock_log_level {
+    EDGELOCK_LOG_ERROR = 0, /**< a call cannot work as configured (a TLS file, a refused setup) */
+    EDGELOCK_LOG_WARN = 1,  /**< a connection dropped, a lock lost, a refusal from Redis */
+    EDGELOCK_LOG_INFO = 2,  /**< connections made, masters and slot maps learned */
+    EDGELOCK_LOG_DEBUG = 3  /**< redirects and retries on a cluster */
+} edgelock_log_level;
+
+/** Receives one log line (edgelock_config.log_fn). */
+typedef void (*edgelock_log_fn)(void *user, edgelock_log_level level, const char *message);
+
 /** Client configuration. Always fill with edgelock_config_init() first. */
 typedef struct edgelock_config {
     /** redis://[user:password@]host:port[/db], rediss://... for TLS (see the
@@ -295,6 +306,23 @@ typedef struct edgelock_config {
      *  (Redis 7 sharded pub/sub) or with PUBLISH/SUBSCRIBE. Both sides of a
      *  lock must agree: a SUBSCRIBE never hears an SPUBLISH. */
     edgelock_sharded_pubsub sharded_pubsub;
+
+    /** Where the library's log goes: log_fn(log_user, level, message) for each
+     *  line as important as log_level or more (default EDGELOCK_LOG_WARN).
+     *  NULL (the default): stderr, and only while the EDGELOCK_LOG environment
+     *  variable names a level (0 errors .. 3 debug). log_fn runs on the thread
+     *  that runs the client's engine at that moment (the client's loop thread,
+     *  a blocking caller leading the loop, your event loop's thread, or the
+     *  caller of edgelock_client_create()), never for one client on two
+     *  threads at once; clients that share a log_fn may call it at once from
+     *  different threads. message is one line, no newline, at most 511 bytes,
+     *  valid during the call. It never holds a secret: no password or other
+     *  credential, no URL with credentials, no TLS key. Keep it short: the
+     *  engine waits for it. Outside 0..3, log_level makes client_create()
+     *  return EDGELOCK_ERR_INVALID_ARG. */
+    edgelock_log_fn log_fn;
+    void *log_user;
+    edgelock_log_level log_level;
 } edgelock_config;
 
 /** Fill every field of *cfg with its default. */

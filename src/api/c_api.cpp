@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/blocking.hpp"
+#include "base/log.hpp"
 #include "api/composite.hpp"
 #include "locks/acquire.hpp"
 #include "locks/callbacks.hpp"
@@ -48,6 +49,7 @@ void edgelock_config_init(edgelock_config *cfg)
     cfg->wait_replicas_timeout_ms = 1000;
     cfg->max_nodes = 16;
     cfg->sharded_pubsub = EDGELOCK_SHARDED_AUTO;
+    cfg->log_level = EDGELOCK_LOG_WARN;
 }
 
 // libevent's first evthread_use_pthreads() sets up its global locks without a
@@ -112,8 +114,9 @@ void edgelock_client_destroy(edgelock_client *client)
     if (c->owns_base) {
         if (on_loop_thread(c)) {
             // Joining the loop thread from itself would deadlock.
-            edgelock_port_log(EDGELOCK_LOG_ERROR, "edgelock_client_destroy called on the client's own "
-                                                  "loop thread; ignored");
+            log_to(c->loop.log, EDGELOCK_LOG_ERROR,
+                   "edgelock_client_destroy called on the client's own "
+                   "loop thread; ignored");
             return;
         }
         blocking_stop(c);

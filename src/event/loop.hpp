@@ -32,10 +32,13 @@ struct LoopOps {
     void (*timer_fini)(Timer *t);                   // cancel and release
 };
 
+struct LogSink;
+
 struct Loop {
     const LoopOps *ops;
     struct event_base *base; // libevent: the base timers (and connections) run on
     void *impl;              // the fake's state
+    const LogSink *log;      // where what runs on this loop logs (base/log.hpp); null: the port's
 };
 
 struct Timer {

@@ -13,6 +13,7 @@
 // remembered (wake_pending), as Redisson's semaphore permit is, so a waiter
 // told "held" by a reply older than the unlock retries at once.
 #include "locks/acquire.hpp"
+#include "base/log.hpp"
 
 #include <hiredis/hiredis.h>
 
@@ -370,7 +371,7 @@ static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
         return;
     }
     if (st == EDGELOCK_ERR_REDIS) {
-        edgelock_port_log(EDGELOCK_LOG_WARN, "acquire refused: %s", reply ? reply->str : "");
+        log_to(c->loop.log, EDGELOCK_LOG_WARN, "acquire refused: %s", reply ? reply->str : "");
         finish(c, index, st);
         return;
     }

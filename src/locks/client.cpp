@@ -3,6 +3,7 @@
 // hooks through which the lower layers report back; at the end complete
 // everything with SHUTDOWN and free it all.
 #include "locks/client.hpp"
+#include "base/log.hpp"
 
 #include <event2/event.h>
 #include <stdint.h>
@@ -76,7 +77,10 @@ static bool valid_config(const edgelock_config *cfg)
     uint32_t sharded;
     static_assert(sizeof(sharded) == sizeof(cfg->sharded_pubsub), "edgelock_sharded_pubsub is an int");
     memcpy(&sharded, &cfg->sharded_pubsub, sizeof(sharded));
-    return sharded <= EDGELOCK_SHARDED_OFF;
+    uint32_t log_level;
+    static_assert(sizeof(log_level) == sizeof(cfg->log_level), "edgelock_log_level is an int");
+    memcpy(&log_level, &cfg->log_level, sizeof(log_level));
+    return sharded <= EDGELOCK_SHARDED_OFF && log_level <= EDGELOCK_LOG_DEBUG;
 }
 
 // What only a cluster URL asks of the config and of the link.
@@ -416,6 +420,7 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
     c->cfg.sentinel_password = nullptr;
     c->cfg.tls_ca = c->cfg.tls_cert = c->cfg.tls_key = c->cfg.tls_server_name = nullptr;
     c->url = url;
+    c->log = {cfg->log_fn, cfg->log_user, (int)cfg->log_level};
     memset(url.password, 0, sizeof(url.password));
     if (cfg->password) {
         memset(c->url.password, 0, sizeof(c->url.password));
@@ -429,12 +434,13 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
     c->protocol = ClientProtocol{c->client_id, cfg->fair_wait_ms, cfg->unlock_latch_ttl_ms,
                                  cfg->watchdog_lease_ms, "publish"};
     c->loop = loop;
+    c->loop.log = &c->log;
     c->base = loop.base;
     c->owns_base = owns_base;
     edgelock_port_random(c->latch_prefix, sizeof(c->latch_prefix));
     if (c->url.tls) {
         // The files are read now: a bad one fails the creation, not every connect.
-        TlsOptions tls = {cfg->tls_ca, cfg->tls_cert, cfg->tls_key, !cfg->tls_insecure_skip_verify};
+        TlsOptions tls = {cfg->tls_ca, cfg->tls_cert, cfg->tls_key, !cfg->tls_insecure_skip_verify, &c->log};
         c->tls = tls_context_new(tls, st);
         if (cfg->tls_server_name)
             memcpy(c->tls_name, cfg->tls_server_name, strnlen(cfg->tls_server_name, sizeof(c->tls_name) - 1));
@@ -505,7 +511,7 @@ void client_destroy(Client *c)
         struct timeval zero = {0, 0};
         if (event_base_once(c->base, -1, EV_TIMEOUT, deferred_free, c, &zero) == 0)
             return;
-        edgelock_port_log(EDGELOCK_LOG_ERROR, "cannot defer client release; leaking it");
+        log_to(c->loop.log, EDGELOCK_LOG_ERROR, "cannot defer client release; leaking it");
         return;
     }
     free_memory(c);

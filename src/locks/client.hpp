@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "base/log.hpp"
 #include "base/table.hpp"
 #include "edgelock/edgelock.h"
 #include "event/loop.hpp"
@@ -38,7 +39,8 @@ struct Client {
     char sentinel_password[256]; // redis-sentinel://: the sentinels\' AUTH
     char client_id[64];
     ClientProtocol protocol; // what every command carries (client id, times)
-    Loop loop;
+    Loop loop;               // its log is &log
+    LogSink log;             // edgelock_config.log_fn
     struct event_base *base;
     bool owns_base;
     bool closing;

@@ -2,6 +2,7 @@
 // Holds (holds.hpp). A hold slot lives while it is held, while calls for its
 // pair are in flight, while it sits in a renewal batch, or as a loss marker.
 #include "locks/holds.hpp"
+#include "base/log.hpp"
 
 #include "base/time.hpp"
 #include "locks/callbacks.hpp"
@@ -193,7 +194,7 @@ void hold_mark_lost(Client *c, uint32_t index)
 {
     Hold *h = c->holds.get(index);
     h->lost = true;
-    edgelock_port_log(EDGELOCK_LOG_WARN, "lock lost (owner %llu)", (unsigned long long)h->owner);
+    log_to(c->loop.log, EDGELOCK_LOG_WARN, "lock lost (owner %llu)", (unsigned long long)h->owner);
     invoke_lock_lost(c, h->lock_id, h->owner);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "locks/callbacks.hpp"
+#include "base/log.hpp"
 #include "locks/calls.hpp"
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
@@ -162,7 +163,7 @@ static void info_done(Client *c, const LockCall *call, uint64_t, uint64_t, redis
     if (st == EDGELOCK_OK)
         set_server(c, call->lock_id, call->info);
     else if (st == EDGELOCK_ERR_REDIS)
-        edgelock_port_log(EDGELOCK_LOG_WARN, "lock info refused: %s", reply ? reply->str : "");
+        log_to(c->loop.log, EDGELOCK_LOG_WARN, "lock info refused: %s", reply ? reply->str : "");
     invoke_result(c, call->cb, call->lock_id, st, 0, call->user);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Unlock, and the undo of an acquire whose outcome is unknown (release.hpp).
 #include "locks/release.hpp"
+#include "base/log.hpp"
 
 #include <hiredis/hiredis.h>
 #include <string.h>
@@ -43,10 +44,10 @@ static uint32_t count_after_release(Client *c, const Hold *h, int64_t value)
     if (value == 1)
         return 0;
     if (h->count <= 1 && lock_kind(c, h->lock_id) != EDGELOCK_READ)
-        edgelock_port_log(EDGELOCK_LOG_WARN,
-                          "Redis counts more holds than this owner took (owner %llu); "
-                          "the rest lapses with its lease",
-                          (unsigned long long)h->owner);
+        log_to(c->loop.log, EDGELOCK_LOG_WARN,
+               "Redis counts more holds than this owner took (owner %llu); "
+               "the rest lapses with its lease",
+               (unsigned long long)h->owner);
     return h->count > 0 ? h->count - 1 : 0;
 }
 
@@ -79,9 +80,9 @@ static bool drain_stale_counts(Client *c, const LockCall *answered)
         return false; // a read lock's 0 may be other readers' holds
     uint8_t left = answered->drain ? answered->drains_left : kMaxDrains;
     if (left == 0 || c->closing) {
-        edgelock_port_log(EDGELOCK_LOG_WARN,
-                          "Redis still counts holds of owner %llu; they lapse with their lease",
-                          (unsigned long long)answered->owner);
+        log_to(c->loop.log, EDGELOCK_LOG_WARN,
+               "Redis still counts holds of owner %llu; they lapse with their lease",
+               (unsigned long long)answered->owner);
         return false;
     }
     LockCall call = make_release(c, answered->lock_id, answered->owner, answered->lease_ms);
@@ -179,7 +180,7 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
             st = EDGELOCK_ERR_PROTOCOL;
         }
     } else if (st == EDGELOCK_ERR_REDIS) {
-        edgelock_port_log(EDGELOCK_LOG_WARN, "release refused: %s", reply ? reply->str : "");
+        log_to(c->loop.log, EDGELOCK_LOG_WARN, "release refused: %s", reply ? reply->str : "");
     }
     // Connection trouble: the outcome is unknown, the hold stays as it was
     // (unrenewed) and the caller may retry.
@@ -289,10 +290,10 @@ static void start_cleanup(Client *c, const LockCall &call)
 {
     uint64_t id;
     if (!lock_get(c, call.lock_id) || !call_new(c, call, &id)) {
-        edgelock_port_log(EDGELOCK_LOG_WARN,
-                          "cannot release an acquire of unknown outcome (%s); "
-                          "it lapses with its lease",
-                          lock_get(c, call.lock_id) ? "no command slot" : "lock handle freed");
+        log_to(c->loop.log, EDGELOCK_LOG_WARN,
+               "cannot release an acquire of unknown outcome (%s); "
+               "it lapses with its lease",
+               lock_get(c, call.lock_id) ? "no command slot" : "lock handle freed");
         return;
     }
     queue_set_patient(&c->queue, id);

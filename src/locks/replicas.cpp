@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Replica acknowledgement (replicas.hpp).
 #include "locks/replicas.hpp"
+#include "base/log.hpp"
 
 #include <hiredis/hiredis.h>
 
@@ -27,8 +28,8 @@ edgelock_status replicas_verdict(const Client *c, const redisReply *reply, edgel
         return EDGELOCK_ERR_PROTOCOL;
     if (reply->integer >= (long long)c->cfg.wait_replicas)
         return EDGELOCK_OK;
-    edgelock_port_log(EDGELOCK_LOG_WARN, "%lld of %u replicas acknowledged in %u ms", reply->integer,
-                      c->cfg.wait_replicas, c->cfg.wait_replicas_timeout_ms);
+    log_to(c->loop.log, EDGELOCK_LOG_WARN, "%lld of %u replicas acknowledged in %u ms", reply->integer,
+           c->cfg.wait_replicas, c->cfg.wait_replicas_timeout_ms);
     return EDGELOCK_ERR_NOT_REPLICATED;
 }
 

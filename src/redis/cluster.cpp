@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The cluster's masters and slot map (cluster.hpp).
 #include "redis/cluster.hpp"
+#include "base/log.hpp"
 
 #include <hiredis/hiredis.h>
 #include <stdlib.h>
@@ -77,8 +78,8 @@ static uint8_t find_node(void *ctx, const char *host, uint16_t port)
             return (uint8_t)i;
     }
     if (free_index == kNoNode || strlen(host) >= sizeof(cl->nodes[0].cmd.host)) {
-        edgelock_port_log(EDGELOCK_LOG_ERROR, "cluster: no room for node %s:%u (max_nodes %u)", host, port,
-                          cl->capacity);
+        log_to(cl->loop->log, EDGELOCK_LOG_ERROR, "cluster: no room for node %s:%u (max_nodes %u)", host,
+               port, cl->capacity);
         return kNoNode;
     }
     ClusterNode *n = &cl->nodes[free_index];
@@ -89,7 +90,7 @@ static uint8_t find_node(void *ctx, const char *host, uint16_t port)
         memcpy(conn->host, host, strlen(host));
         conn->port = port;
     }
-    edgelock_port_log(EDGELOCK_LOG_INFO, "cluster: node %s:%u", host, port);
+    log_to(cl->loop->log, EDGELOCK_LOG_INFO, "cluster: node %s:%u", host, port);
     if (!cl->closed)
         conn_start(&n->cmd);
     return (uint8_t)free_index;
@@ -143,16 +144,16 @@ static void took_map(Cluster *cl, Connection *conn, const redisReply *reply)
     uint8_t before[kClusterSlots];
     memcpy(before, cl->slot_owner, sizeof(before));
     if (!parse_cluster_slots(reply, conn->host, find_node, cl, cl->slot_owner)) {
-        edgelock_port_log(EDGELOCK_LOG_WARN, "cluster: %s:%u answered CLUSTER SLOTS with %s", conn->host,
-                          conn->port, reply->type == REDIS_REPLY_ERROR ? reply->str : "a malformed map");
+        log_to(cl->loop->log, EDGELOCK_LOG_WARN, "cluster: %s:%u answered CLUSTER SLOTS with %s", conn->host,
+               conn->port, reply->type == REDIS_REPLY_ERROR ? reply->str : "a malformed map");
         return;
     }
     bool first = !cl->map_known;
     cl->map_known = true;
     if (first || memcmp(before, cl->slot_owner, sizeof(before)) != 0) {
         cl->map_changes++;
-        edgelock_port_log(EDGELOCK_LOG_INFO, "cluster: slot map %s from %s:%u", first ? "taken" : "changed",
-                          conn->host, conn->port);
+        log_to(cl->loop->log, EDGELOCK_LOG_INFO, "cluster: slot map %s from %s:%u",
+               first ? "taken" : "changed", conn->host, conn->port);
         cl->hooks.commands_ready(cl->hooks.ctx);
     }
     // Also when nothing moved: a subscription Redis ended (sunsubscribe) after
@@ -170,7 +171,7 @@ static void probed(void *ctx, Connection *conn, uint8_t kind, redisReply *reply)
             return; // the next connection asks again
         cl->sharded = reply->type != REDIS_REPLY_ERROR;
         cl->sharded_known = true;
-        edgelock_port_log(EDGELOCK_LOG_INFO, "cluster: %s pub/sub", cl->sharded ? "sharded" : "plain");
+        log_to(cl->loop->log, EDGELOCK_LOG_INFO, "cluster: %s pub/sub", cl->sharded ? "sharded" : "plain");
         cl->hooks.sharded_decided(cl->hooks.ctx, cl->sharded);
         cl->hooks.subscribers_ready(cl->hooks.ctx);
         return;

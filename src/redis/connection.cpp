@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The connection state machine over a link (redis/link.hpp).
 #include "redis/connection.hpp"
+#include "base/log.hpp"
 
 #include <hiredis/hiredis.h>
 #include <stdlib.h>
@@ -46,14 +47,14 @@ static void maybe_ready(Connection *conn)
     conn->down_status = EDGELOCK_ERR_CONNECTION;
     conn->backoff_ms = conn->reconnect_min_ms;
     timer_cancel(&conn->timer);
-    edgelock_port_log(EDGELOCK_LOG_INFO, "%s connection ready", conn->role);
+    log_to(conn->loop->log, EDGELOCK_LOG_INFO, "%s connection ready", conn->role);
     conn->hooks.ready(conn->hooks.ctx);
 }
 
 void conn_link_connected(Connection *conn, bool ok, const char *err)
 {
     if (!ok) {
-        edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect failed: %s", conn->role, err);
+        log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connect failed: %s", conn->role, err);
         if (conn->down_status == EDGELOCK_ERR_AUTH)
             conn->down_status = EDGELOCK_ERR_CONNECTION; // the refusing server is gone now
         went_down(conn);
@@ -65,8 +66,8 @@ void conn_link_connected(Connection *conn, bool ok, const char *err)
 
 void conn_link_down(Connection *conn, edgelock_status why, const char *err)
 {
-    edgelock_port_log(EDGELOCK_LOG_WARN, "%s connection %s: %s", conn->role,
-                      why == EDGELOCK_ERR_TLS ? "failed in TLS" : "lost", err);
+    log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection %s: %s", conn->role,
+           why == EDGELOCK_ERR_TLS ? "failed in TLS" : "lost", err);
     conn->down_status = why;
     went_down(conn);
 }
@@ -109,9 +110,9 @@ static void setup_reply(Connection *conn, redisReply *reply, const void *tag)
           reply_text_is(reply->element[0], "master"))) {
         // The sentinels' answer is already out of date (a failover is going
         // on): ask them again.
-        edgelock_port_log(EDGELOCK_LOG_WARN,
-                          "%s connection: %s:%u is not a master; asking the sentinels again", conn->role,
-                          conn->host, conn->port);
+        log_to(conn->loop->log, EDGELOCK_LOG_WARN,
+               "%s connection: %s:%u is not a master; asking the sentinels again", conn->role, conn->host,
+               conn->port);
         conn_drop(conn);
         return;
     }
@@ -119,7 +120,8 @@ static void setup_reply(Connection *conn, redisReply *reply, const void *tag)
         // Wrong password, unknown ACL user, db out of range: retrying soon will
         // not help the operator, but backoff keeps it cheap. Commands that
         // fail meanwhile say AUTH, not CONNECTION: the server is there.
-        edgelock_port_log(EDGELOCK_LOG_ERROR, "%s connection setup refused: %s", conn->role, reply->str);
+        log_to(conn->loop->log, EDGELOCK_LOG_ERROR, "%s connection setup refused: %s", conn->role,
+               reply->str);
         conn_drop(conn);
         conn->down_status = EDGELOCK_ERR_AUTH;
         return;
@@ -160,9 +162,9 @@ static void timer_fired(void *arg, Timer *)
     if (conn->state == ConnState::Connecting) {
         // Connected, but the TLS handshake never finished (a server that does
         // not speak TLS on that port waits for a line end that never comes).
-        bool tls = conn->tcp_up && conn->tls_ssl && tls_failed(conn->tls_ssl);
-        edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect timed out%s", conn->role,
-                          tls ? " in the TLS handshake" : "");
+        bool tls = conn->tcp_up && conn->tls_ssl && tls_failed(conn->tls_ssl, conn->loop->log);
+        log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connect timed out%s", conn->role,
+               tls ? " in the TLS handshake" : "");
         conn_drop(conn);
         if (tls)
             conn->down_status = EDGELOCK_ERR_TLS;
@@ -277,13 +279,13 @@ static void resolved(Connection *conn, redisReply *reply)
     char host[sizeof(conn->host)] = {0};
     if (ok && port) {
         memcpy(host, reply->element[0]->str, reply->element[0]->len);
-        edgelock_port_log(EDGELOCK_LOG_INFO, "%s connection: sentinel %s:%u names master %s:%u", conn->role,
-                          conn->host, conn->port, host, port);
+        log_to(conn->loop->log, EDGELOCK_LOG_INFO, "%s connection: sentinel %s:%u names master %s:%u",
+               conn->role, conn->host, conn->port, host, port);
     } else {
-        edgelock_port_log(EDGELOCK_LOG_WARN, "%s connection: sentinel %s:%u names no master '%s'%s%s",
-                          conn->role, conn->host, conn->port, conn->url->master_name,
-                          reply->type == REDIS_REPLY_ERROR ? ": " : "",
-                          reply->type == REDIS_REPLY_ERROR ? reply->str : "");
+        log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection: sentinel %s:%u names no master '%s'%s%s",
+               conn->role, conn->host, conn->port, conn->url->master_name,
+               reply->type == REDIS_REPLY_ERROR ? ": " : "",
+               reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     }
     // Done with the sentinel either way.
     conn->ops->close(conn);

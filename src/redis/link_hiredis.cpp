@@ -13,6 +13,7 @@
 #endif
 
 #include "event/loop.hpp"
+#include "base/log.hpp"
 #include "port.h"
 #include "redis/connection.hpp"
 #include "redis/link.hpp"
@@ -47,8 +48,9 @@ static void disconnect_cb(const redisAsyncContext *ac, int)
         return;
     // A TLS attempt that dropped before its handshake finished, or whose
     // server did not verify, failed in TLS, not in the network.
-    edgelock_status why =
-        conn->tls_ssl && tls_failed(conn->tls_ssl) ? EDGELOCK_ERR_TLS : EDGELOCK_ERR_CONNECTION;
+    edgelock_status why = conn->tls_ssl && tls_failed(conn->tls_ssl, conn->loop->log)
+                              ? EDGELOCK_ERR_TLS
+                              : EDGELOCK_ERR_CONNECTION;
     conn->link = nullptr;
     conn->tls_ssl = nullptr; // freed with the context, after this callback
     conn_link_down(conn, why, ac->errstr);
@@ -127,8 +129,8 @@ static bool open(Connection *conn)
     redisAsyncContext *ac = conn->url->unix_socket ? redisAsyncConnectUnix(conn->url->path)
                                                    : redisAsyncConnect(conn->host, conn->port);
     if (!ac || ac->err) {
-        edgelock_port_log(EDGELOCK_LOG_WARN, "%s connect failed: %s", conn->role,
-                          ac ? ac->errstr : "out of memory");
+        log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connect failed: %s", conn->role,
+               ac ? ac->errstr : "out of memory");
         if (ac)
             redisAsyncFree(ac);
         return false;
@@ -148,7 +150,7 @@ static bool open(Connection *conn)
         // The name verified: the configured one, else the host this attempt
         // goes to (a sentinel, or the master a sentinel named).
         const char *name = conn->tls_name ? conn->tls_name : conn->host;
-        conn->tls_ssl = tls_attach(conn->tls, &ac->c, name, conn->tls_verify);
+        conn->tls_ssl = tls_attach(conn->tls, &ac->c, name, conn->tls_verify, conn->loop->log);
         if (!conn->tls_ssl) {
             conn->down_status = EDGELOCK_ERR_TLS;
             conn->link = nullptr;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The command queue (queue.hpp).
 #include "redis/queue.hpp"
+#include "base/log.hpp"
 
 #include <hiredis/hiredis.h>
 #include <stdlib.h>
@@ -178,7 +179,7 @@ static bool send(CommandQueue *q, uint32_t index)
     const char *buf;
     size_t len;
     if (!q->hooks.format(q->hooks.ctx, cmd, id, rc) || !rc.finish(&buf, &len)) {
-        edgelock_port_log(EDGELOCK_LOG_ERROR, "command could not be formatted");
+        log_to(q->loop->log, EDGELOCK_LOG_ERROR, "command could not be formatted");
         complete(q, index, nullptr, EDGELOCK_ERR_INVALID_ARG);
         return false;
     }
@@ -242,8 +243,8 @@ static bool redirect(CommandQueue *q, uint32_t index, const redisReply *reply)
     if (again) {
         // Like Redisson's retry interval, shorter: the caller's wait is short.
         uint64_t pause = 50u << (cmd->retries < 4 ? cmd->retries : 4);
-        edgelock_port_log(EDGELOCK_LOG_DEBUG, "cluster: %.*s; again in %u ms",
-                          (int)(reply->len < 60 ? reply->len : 60), reply->str, (unsigned)pause);
+        log_to(q->loop->log, EDGELOCK_LOG_DEBUG, "cluster: %.*s; again in %u ms",
+               (int)(reply->len < 60 ? reply->len : 60), reply->str, (unsigned)pause);
         cmd->retry_at_ms = loop_now(q->loop) + pause;
         cmd->conn = nullptr;
         requeue(q, index);
@@ -296,7 +297,7 @@ void queue_on_reply(void *queue, redisReply *reply, void *privdata)
         // We are talking to a replica: a failover demoted our master (or the
         // URL names a replica). A connection problem, not the lock's: drop it,
         // and the next connection finds the master (asking the sentinels).
-        edgelock_port_log(EDGELOCK_LOG_WARN, "Redis answered READONLY: not a master; reconnecting");
+        log_to(q->loop->log, EDGELOCK_LOG_WARN, "Redis answered READONLY: not a master; reconnecting");
         Connection *conn = cmd->conn;
         complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
         if (conn_ready(conn))
@@ -414,7 +415,7 @@ static void timer_fired(void *arg, Timer *)
     for (uint32_t k = 0; k < nsilent; k++) {
         if (silent[k]->state == ConnState::Down)
             continue;
-        edgelock_port_log(EDGELOCK_LOG_WARN, "command timed out; dropping the connection");
+        log_to(q->loop->log, EDGELOCK_LOG_WARN, "command timed out; dropping the connection");
         conn_drop(silent[k]);
     }
     // Commands whose pause (TRYAGAIN) is over.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "redis/reader_guard.hpp"
+#include "base/log.hpp"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
@@ -38,8 +39,8 @@ static bool unrequested(const redisReadTask *task)
     if (conn->push_replies && task->type == REDIS_REPLY_PUSH)
         return false;
 #endif
-    edgelock_port_log(EDGELOCK_LOG_WARN,
-                      "%s connection: Redis sent a reply no command asked for; dropping it", conn->role);
+    log_to(conn->loop->log, EDGELOCK_LOG_WARN,
+           "%s connection: Redis sent a reply no command asked for; dropping it", conn->role);
     return true;
 }
 
@@ -52,10 +53,11 @@ static void *guarded_string(const redisReadTask *t, char *s, size_t len)
 template <typename Count> static void *guarded_array(const redisReadTask *t, Count elements)
 {
     if ((uint64_t)elements > kMaxReplyElements) {
-        edgelock_port_log(EDGELOCK_LOG_WARN,
-                          "a reply announced %llu elements (most allowed: %llu); "
-                          "dropping the connection",
-                          (unsigned long long)elements, (unsigned long long)kMaxReplyElements);
+        auto *conn = static_cast<Connection *>(t->privdata);
+        log_to(conn ? conn->loop->log : nullptr, EDGELOCK_LOG_WARN,
+               "a reply announced %llu elements (most allowed: %llu); "
+               "dropping the connection",
+               (unsigned long long)elements, (unsigned long long)kMaxReplyElements);
         return nullptr;
     }
     return unrequested(t) ? nullptr : g_hiredis.createArray(t, elements);

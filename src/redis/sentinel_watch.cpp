@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "redis/sentinel_watch.hpp"
+#include "base/log.hpp"
 
 #include <hiredis/hiredis.h>
 #include <string.h>
@@ -78,8 +79,8 @@ static void reply(void *reply_ctx, redisReply *r, void *privdata)
     if (!parse_switch_master(r->element[2]->str, r->element[2]->len, w->conn.url->master_name, host,
                              sizeof(host), &port))
         return; // another master's, or malformed
-    edgelock_port_log(EDGELOCK_LOG_INFO, "sentinel %s:%u: +switch-master to %s:%u", w->conn.host,
-                      w->conn.port, host, port);
+    log_to(w->conn.loop->log, EDGELOCK_LOG_INFO, "sentinel %s:%u: +switch-master to %s:%u", w->conn.host,
+           w->conn.port, host, port);
     w->hooks.switched(w->hooks.ctx, host, port);
 }
 

@@ -2,6 +2,8 @@
 // TLS over hiredis_ssl and OpenSSL (tls.hpp).
 #include "redis/tls.hpp"
 
+#include "base/log.hpp"
+
 #include "port.h"
 
 #if EDGELOCK_HAVE_TLS
@@ -23,12 +25,12 @@ bool tls_available()
     return true;
 }
 
-static void log_openssl(const char *what, const char *file)
+static void log_openssl(const LogSink *log, const char *what, const char *file)
 {
     char err[160];
     ERR_error_string_n(ERR_get_error(), err, sizeof(err));
     // The file's name, never its content (a key).
-    edgelock_port_log(EDGELOCK_LOG_ERROR, "TLS: %s %s: %s", what, file ? file : "", err);
+    log_to(log, EDGELOCK_LOG_ERROR, "TLS: %s %s: %s", what, file ? file : "", err);
     ERR_clear_error();
 }
 
@@ -36,8 +38,8 @@ void *tls_context_new(const TlsOptions &o, edgelock_status *st)
 {
     *st = EDGELOCK_ERR_TLS;
     if (!o.cert != !o.key) {
-        edgelock_port_log(EDGELOCK_LOG_ERROR,
-                          "TLS: a client certificate needs its key, and a key its certificate");
+        log_to(o.log, EDGELOCK_LOG_ERROR,
+               "TLS: a client certificate needs its key, and a key its certificate");
         return nullptr;
     }
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -56,24 +58,24 @@ void *tls_context_new(const TlsOptions &o, edgelock_status *st)
              : kind == 2 ? SSL_CTX_load_verify_locations(ctx, nullptr, o.ca) == 1
                          : false;
         if (!ok && kind == 0)
-            edgelock_port_log(EDGELOCK_LOG_ERROR, "TLS: no CA file or directory %s", o.ca);
+            log_to(o.log, EDGELOCK_LOG_ERROR, "TLS: no CA file or directory %s", o.ca);
         else if (!ok)
-            log_openssl("cannot use the CA", o.ca);
+            log_openssl(o.log, "cannot use the CA", o.ca);
     } else if (o.verify) {
         ok = SSL_CTX_set_default_verify_paths(ctx) == 1;
         if (!ok)
-            log_openssl("cannot use the system's CA store", nullptr);
+            log_openssl(o.log, "cannot use the system's CA store", nullptr);
     }
     if (ok && o.cert) {
         ok = SSL_CTX_use_certificate_chain_file(ctx, o.cert) == 1;
         if (!ok)
-            log_openssl("cannot use the certificate", o.cert);
+            log_openssl(o.log, "cannot use the certificate", o.cert);
         ok = ok && SSL_CTX_use_PrivateKey_file(ctx, o.key, SSL_FILETYPE_PEM) == 1;
         if (!ok)
-            log_openssl("cannot use the key", o.key);
+            log_openssl(o.log, "cannot use the key", o.key);
         ok = ok && SSL_CTX_check_private_key(ctx) == 1;
         if (!ok)
-            log_openssl("the key does not match the certificate", o.key);
+            log_openssl(o.log, "the key does not match the certificate", o.key);
     }
     if (!ok) {
         SSL_CTX_free(ctx);
@@ -99,7 +101,7 @@ static bool is_ip_literal(const char *name)
     return *name != 0;
 }
 
-void *tls_attach(void *ctx, redisContext *c, const char *name, bool verify)
+void *tls_attach(void *ctx, redisContext *c, const char *name, bool verify, const LogSink *log)
 {
     SSL *ssl = SSL_new(static_cast<SSL_CTX *>(ctx));
     if (!ssl)
@@ -115,20 +117,20 @@ void *tls_attach(void *ctx, redisContext *c, const char *name, bool verify)
     }
     if (redisInitiateSSL(c, ssl) != REDIS_OK) {
         // hiredis takes the SSL object only when it succeeds.
-        edgelock_port_log(EDGELOCK_LOG_WARN, "TLS: cannot start: %s", c->errstr);
+        log_to(log, EDGELOCK_LOG_WARN, "TLS: cannot start: %s", c->errstr);
         SSL_free(ssl);
         return nullptr;
     }
     return ssl;
 }
 
-bool tls_failed(void *ssl)
+bool tls_failed(void *ssl, const LogSink *log)
 {
     auto *s = static_cast<SSL *>(ssl);
     long verify = SSL_get_verify_result(s);
     if (verify != X509_V_OK)
-        edgelock_port_log(EDGELOCK_LOG_WARN, "TLS: the server's certificate did not verify: %s",
-                          X509_verify_cert_error_string(verify));
+        log_to(log, EDGELOCK_LOG_WARN, "TLS: the server's certificate did not verify: %s",
+               X509_verify_cert_error_string(verify));
     return verify != X509_V_OK || !SSL_is_init_finished(s);
 }
 
@@ -139,22 +141,23 @@ bool tls_available()
     return false;
 }
 
-void *tls_context_new(const TlsOptions &, edgelock_status *st)
+void *tls_context_new(const TlsOptions &o, edgelock_status *st)
 {
-    edgelock_port_log(EDGELOCK_LOG_ERROR, "rediss://: this build of edgelock has no TLS (hiredis 1.x with "
-                                          "hiredis_ssl and OpenSSL were not found)");
+    log_to(o.log, EDGELOCK_LOG_ERROR,
+           "rediss://: this build of edgelock has no TLS (hiredis 1.x with "
+           "hiredis_ssl and OpenSSL were not found)");
     *st = EDGELOCK_ERR_TLS;
     return nullptr;
 }
 
 void tls_context_free(void *) {}
 
-void *tls_attach(void *, redisContext *, const char *, bool)
+void *tls_attach(void *, redisContext *, const char *, bool, const LogSink *)
 {
     return nullptr;
 }
 
-bool tls_failed(void *)
+bool tls_failed(void *, const LogSink *)
 {
     return false;
 }

@@ -13,11 +13,14 @@ struct redisContext;
 namespace edgelock
 {
 
+struct LogSink;
+
 struct TlsOptions {
     const char *ca;   // CA file or directory; null: the system's store
     const char *cert; // client certificate chain (PEM) and its key: both or neither
     const char *key;
     bool verify; // chain and name
+    const LogSink *log;
 };
 
 bool tls_available();
@@ -29,9 +32,9 @@ void tls_context_free(void *ctx);
 // Start TLS on a hiredis context that is connecting: the handshake runs as the
 // socket becomes ready. name: SNI and the name verified. Returns the SSL
 // object (owned by the hiredis context from then on), or null on failure.
-void *tls_attach(void *ctx, struct redisContext *c, const char *name, bool verify);
+void *tls_attach(void *ctx, struct redisContext *c, const char *name, bool verify, const LogSink *log);
 // After the connection failed: true when TLS failed (the handshake did not
 // finish, or the server's certificate or name did not verify).
-bool tls_failed(void *ssl);
+bool tls_failed(void *ssl, const LogSink *log);
 
 } // namespace edgelock
