@@ -661,6 +661,11 @@ typedef struct edgelock_lock_info {
     int64_t redis_time_ms; /* Redis's clock (ms since the epoch) at the snapshot */
     size_t holder_count;   /* owner fields in the hash ("mode" excluded) */
     size_t queue_count;    /* fair lock: waiters queued */
+    /** Connections subscribed to the lock's unlock channel (or the read-write
+     *  lock's): its waiting clients, one per client (Redisson: per JVM), not
+     *  per thread. A fair lock's waiters listen on channels of their own:
+     *  queue_count counts them. */
+    int64_t subscribers;
     edgelock_lock_entry *holders;
     size_t holders_cap;
     edgelock_lock_entry *queue;

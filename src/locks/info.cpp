@@ -70,11 +70,14 @@ static int64_t score_ms(const redisReply *r)
 // Redis's answer to lock_info.lua, shape-checked element by element.
 static edgelock_status parse_info(const redisReply *r, edgelock_lock_info *info)
 {
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 7)
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 8)
         return EDGELOCK_ERR_PROTOCOL;
     redisReply *const *e = r->element;
     const redisReply *type = e[0], *fields = e[1], *ttl = e[2], *queue = e[3], *deadlines = e[4],
-                     *token = e[5], *time = e[6];
+                     *token = e[5], *time = e[6], *subscribers = e[7];
+    if (subscribers->type != REDIS_REPLY_INTEGER || subscribers->integer < 0)
+        return EDGELOCK_ERR_PROTOCOL;
+    info->subscribers = (int64_t)subscribers->integer;
     if (!reply_is_text(type) || fields->type != REDIS_REPLY_ARRAY || fields->elements % 2 ||
         ttl->type != REDIS_REPLY_INTEGER || queue->type != REDIS_REPLY_ARRAY ||
         deadlines->type != REDIS_REPLY_ARRAY || deadlines->elements % 2 ||

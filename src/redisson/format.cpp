@@ -4,6 +4,8 @@
 // same list). Formatted at send time into the client's one command buffer.
 #include "redisson/format.hpp"
 
+#include <string.h>
+
 #include "port.h"
 #include "base/resp.hpp"
 #include "redisson/names.hpp"
@@ -288,6 +290,9 @@ void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &
         prefixed(rc, l, kLockQueuePrefix);
         prefixed(rc, l, kLockTimeoutPrefix);
         prefixed(rc, l, kLockTokenPrefix);
+        prefixed(rc, l, kLockChannelPrefix);
+        prefixed(rc, l, kRwChannelPrefix);
+        rc.arg(strcmp(p.publish, "spublish") == 0 ? "shardnumsub" : "numsub");
         break;
     }
 }

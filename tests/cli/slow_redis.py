@@ -76,7 +76,7 @@ def serve_commands(conn, answer):
 
 
 def answer_trickle(conn, args):
-    trickle(conn, endless(b"*7\r\n$4\r\nhash\r\n*1000000\r\n"))
+    trickle(conn, endless(b"*8\r\n$4\r\nhash\r\n*1000000\r\n"))
 
 
 class Grow:
@@ -93,8 +93,8 @@ class Grow:
             self.holders *= 2
             print("read %d" % self.reads, flush=True)
         fields = b"".join(bulk(b"gw-%d:1" % i) + bulk(b"1") for i in range(n))
-        reply = (b"*7\r\n" + bulk(b"hash") + b"*%d\r\n" % (2 * n) + fields + b":-1\r\n*0\r\n*0\r\n$-1\r\n*2\r\n"
-                 + bulk(b"1700000000") + bulk(b"0"))
+        reply = (b"*8\r\n" + bulk(b"hash") + b"*%d\r\n" % (2 * n) + fields + b":-1\r\n*0\r\n*0\r\n$-1\r\n*2\r\n"
+                 + bulk(b"1700000000") + bulk(b"0") + b":0\r\n")
         time.sleep(self.delay_s)
         conn.sendall(reply)
 

@@ -57,6 +57,6 @@ check "json: bad numbers are \"invalid\", good ones numbers ($(tr '\n' ' ' <"$TM
 expect_rc 0 "status of a free lock whose token is -3" "$EDGELOCK" status nb-neg
 check "... invalid" grep -qx "  fencing token: invalid (the token key holds no token)" "$OUT"
 expect_rc 0 "... --json" "$EDGELOCK" status nb-neg --json
-check "... \"token\":\"invalid\"" grep -q '"token":"invalid","server":"[^"]*"}$' "$OUT"
+check "... \"token\":\"invalid\"" grep -q '"token":"invalid","subscribers":0,"server":"[^"]*"}$' "$OUT"
 
 finish

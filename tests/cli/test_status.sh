@@ -18,7 +18,7 @@ collect
 check "text says free" grep -qx "st-free: free" "$OUT"
 expect_rc 0 "status --json of a free lock" "$EDGELOCK" status st-free --json
 collect
-check "json of a free lock" grep -qx '{"name":"st-free","state":"free","ttl_ms":null,"mode":null,"holders":\[\],"queue":\[\],"waiters":\[\],"token":null,"server":"127.0.0.1:[0-9]*"}' "$OUT"
+check "json of a free lock" grep -qx '{"name":"st-free","state":"free","ttl_ms":null,"mode":null,"holders":\[\],"queue":\[\],"waiters":\[\],"token":null,"subscribers":0,"server":"127.0.0.1:[0-9]*"}' "$OUT"
 
 # --- held by a running `run` (with user:password in --url, and -v) ----------------
 rm -f "$TMP/started" "$TMP/release"
@@ -57,11 +57,11 @@ check "text: re-entrant count 2" grep -q "11111111-2222-3333-4444-555555555555:7
 check "text: queue" grep -q "1. bbbbbbbb-2222-3333-4444-555555555555:3  (no deadline)" "$OUT"
 expect_rc 0 "status --json of the same" "$EDGELOCK" status st-multi --json
 collect
-check "json: mode, holders and queue" grep -Eq '"mode":"read","holders":\[\{"owner":"11111111-2222-3333-4444-555555555555:7","count":2\},\{"owner":"aaaaaaaa-2222-3333-4444-555555555555:9","count":1\}\],"queue":\["bbbbbbbb-2222-3333-4444-555555555555:3"\],"waiters":\[\{"owner":"bbbbbbbb-2222-3333-4444-555555555555:3","deadline_ms":null,"expires_in_ms":null\}\],"token":null,"server":"127.0.0.1:[0-9]+"\}$' "$OUT"
+check "json: mode, holders and queue" grep -Eq '"mode":"read","holders":\[\{"owner":"11111111-2222-3333-4444-555555555555:7","count":2\},\{"owner":"aaaaaaaa-2222-3333-4444-555555555555:9","count":1\}\],"queue":\["bbbbbbbb-2222-3333-4444-555555555555:3"\],"waiters":\[\{"owner":"bbbbbbbb-2222-3333-4444-555555555555:3","deadline_ms":null,"expires_in_ms":null\}\],"token":null,"subscribers":0,"server":"127.0.0.1:[0-9]+"\}$' "$OUT"
 rcli hset 'st-"odd' 'x"y:1' 1 >/dev/null
 expect_rc 0 "status --json escapes quotes; a hash without TTL" "$EDGELOCK" status 'st-"odd' --json
 collect
-check "json: escaped name and owner, ttl null" grep -qx '{"name":"st-\\"odd","state":"held","ttl_ms":null,"mode":null,"holders":\[{"owner":"x\\"y:1","count":1}\],"queue":\[\],"waiters":\[\],"token":null,"server":"127.0.0.1:[0-9]*"}' "$OUT"
+check "json: escaped name and owner, ttl null" grep -qx '{"name":"st-\\"odd","state":"held","ttl_ms":null,"mode":null,"holders":\[{"owner":"x\\"y:1","count":1}\],"queue":\[\],"waiters":\[\],"token":null,"subscribers":0,"server":"127.0.0.1:[0-9]*"}' "$OUT"
 expect_rc 0 "text says no expiry" "$EDGELOCK" status 'st-"odd'
 check "... 'no expiry'" grep -q "held, no expiry" "$OUT"
 

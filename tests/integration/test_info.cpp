@@ -3,7 +3,9 @@
 // prints comes from here, against a real redis-server.
 #include <string.h>
 
+#include <initializer_list>
 #include <thread>
+#include <vector>
 
 #include "check.hpp"
 #include "clients.hpp"
@@ -46,10 +48,55 @@ TEST_CASE(info_of_a_free_lock)
     CHECK_EQ(info.has_token, 0);
     CHECK_EQ(info.holder_count, 0);
     CHECK_EQ(info.queue_count, 0);
+    CHECK_EQ(info.subscribers, 0);
     CHECK(info.redis_time_ms > 1600000000000LL);
     CHECK(tables_idle(c));
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
+}
+
+// A lock's waiting clients are its channel's subscribers (one per client,
+// however many of its threads wait), for the reentrant and the read-write lock.
+TEST_CASE(info_counts_the_waiting_clients)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *holder = make_client(r.url());
+    edgelock_client *w1 = make_client(r.url());
+    edgelock_client *w2 = make_client(r.url());
+    REQUIRE(holder && w1 && w2);
+    for (edgelock_lock_kind kind : {EDGELOCK_REENTRANT, EDGELOCK_WRITE}) {
+        const char *name = kind == EDGELOCK_REENTRANT ? "info:waiters" : "info:rw-waiters";
+        edgelock_lock h = make_kind(holder, kind, name);
+        CHECK_ST(edgelock_try_lock(holder, h, 0, 30000), EDGELOCK_OK);
+        edgelock_lock l1 = make_kind(w1, kind, name), l2 = make_kind(w2, kind, name);
+        std::vector<std::thread> waiting;
+        for (int i = 0; i < 3; i++) { // two threads on w1, one on w2
+            edgelock_client *c = i < 2 ? w1 : w2;
+            edgelock_lock l = i < 2 ? l1 : l2;
+            waiting.emplace_back([c, l] {
+                if (edgelock_try_lock(c, l, 60000, 30000) == EDGELOCK_OK)
+                    edgelock_unlock(c, l, nullptr);
+            });
+        }
+        edgelock_lock_info info = info_with(0, nullptr, 0, nullptr, 0);
+        CHECK(wait_until(10000, [&] {
+            return edgelock_lock_info_get(holder, h, &info) == EDGELOCK_OK && info.subscribers == 2;
+        }));
+        CHECK_EQ(info.holder_count, 1);
+        CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
+        for (auto &t : waiting)
+            t.join();
+        // The waiters' UNSUBSCRIBE goes out after their calls returned.
+        CHECK(wait_until(10000, [&] {
+            return edgelock_lock_info_get(holder, h, &info) == EDGELOCK_OK && info.subscribers == 0;
+        }));
+        edgelock_lock_free(holder, h);
+        edgelock_lock_free(w1, l1);
+        edgelock_lock_free(w2, l2);
+    }
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(w1);
+    edgelock_client_destroy(w2);
 }
 
 TEST_CASE(info_names_holders_mode_token_and_queue)

@@ -143,7 +143,7 @@ const char help_text[] =
     "  {\"name\", \"state\": \"free\"|\"held\", \"ttl_ms\": ms or null (free, or no\n"
     "  expiry), \"mode\": string or null, \"holders\": [{\"owner\", \"count\"}],\n"
     "  \"queue\": [owner], \"waiters\": [{\"owner\", \"deadline_ms\", \"expires_in_ms\"}],\n"
-    "  \"token\": number or null}\n"
+    "  \"token\": number or null, \"subscribers\": waiting clients, \"server\"}\n"
     "  A count, deadline, token or TTL that Redis holds but no lock could (not\n"
     "  a number, out of range) prints as invalid (JSON: \"invalid\").\n"
     "  Names and owner fields are any bytes: text shows controls and bytes that\n"

@@ -179,6 +179,8 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
         printf("\"invalid\"");
     else
         printf("null");
+    /* Clients listening for its unlock message: those waiting for it. */
+    printf(",\"subscribers\":%" PRId64, info->subscribers);
     /* Where it was read: on a cluster, the master serving the lock's slot. */
     printf(",\"server\":");
     put_json_string(stdout, info->server, strlen(info->server));
@@ -245,6 +247,9 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
             printf("    ... and %zu more (they kept arriving faster than they could be read in time)\n",
                    info->queue_count - nq);
     }
+    if (info->subscribers > 0)
+        printf("  %" PRId64 " client%s waiting (subscribed to its unlock channel)\n", info->subscribers,
+               info->subscribers == 1 ? "" : "s");
     if (info->has_token && token_valid(info->token))
         printf("  fencing token: %" PRId64 " (the last one issued)\n", info->token);
     else if (info->has_token)
