@@ -691,6 +691,51 @@ EDGELOCK_API edgelock_status edgelock_lock_info_async(edgelock_client *client, e
                                                       edgelock_lock_info *info, edgelock_result_fn cb,
                                                       void *user);
 
+/** The longest name edgelock_scan_locks() returns whole (bytes, NUL excluded). */
+#define EDGELOCK_SCAN_NAME_MAX 255
+/** The longest MATCH pattern edgelock_scan_locks() takes (bytes). */
+#define EDGELOCK_SCAN_PATTERN_MAX 1024
+
+/** One name a scan found. */
+typedef struct edgelock_scan_name {
+    char name[EDGELOCK_SCAN_NAME_MAX + 1]; /** NUL-terminated, cut at EDGELOCK_SCAN_NAME_MAX; any bytes */
+    size_t len;                            /** its whole length (> EDGELOCK_SCAN_NAME_MAX: cut) */
+} edgelock_scan_name;
+
+/** A scan for the names that may be locks, one page per call. */
+typedef struct edgelock_scan {
+    const char *pattern;       /** Redis glob of the names (SCAN MATCH); NULL: every name */
+    uint64_t cursor;           /** 0 to start; each call sets the next; 0 again when done */
+    edgelock_scan_name *names; /** the caller's array (not NULL) */
+    size_t names_cap;          /** its length (> 0): a page asks Redis for at most half of it */
+    size_t count;              /** out: names this page found; min(count, names_cap) written */
+} edgelock_scan;
+
+/**
+ * One page of a scan over the names that may be locks: Redis's
+ * SCAN cursor MATCH pattern COUNT n TYPE hash (Redis 6 or later), so every
+ * hash key matching the pattern, a lock's or not: read each with
+ * edgelock_lock_info_get() to tell (a lock's fields are owner fields with hold
+ * counts, and "mode"). Loop until scan->cursor is 0 again. As with SCAN, a
+ * name present from start to end is found at least once (maybe twice); one
+ * made or removed meanwhile may or may not be. When a page holds more names
+ * than names_cap (count > names_cap: rare, COUNT is a hint), the first
+ * names_cap are written and the cursor is left as it was: call again with a
+ * larger array for the whole page. On a cluster the masters are scanned one
+ * after the other (the cursor's top byte names the master; a slot map that
+ * changes meanwhile may skip or repeat names). Blocking, on a client that owns
+ * its loop; `scan` is read when the command is sent. Errors: INVALID_ARG (NULL,
+ * no array, a pattern over EDGELOCK_SCAN_PATTERN_MAX, a cursor this client
+ * never returned), CONNECTION (also: a cluster whose slot map is not known
+ * yet), TIMEOUT, REDIS (Redis before 6: no TYPE), PROTOCOL, TABLE_FULL,
+ * SHUTDOWN, WRONG_THREAD.
+ */
+EDGELOCK_API edgelock_status edgelock_scan_locks(edgelock_client *client, edgelock_scan *scan);
+/** The same on the loop thread: *scan must stay in place until cb runs
+ *  (its lock handle is 0, its value 0). */
+EDGELOCK_API edgelock_status edgelock_scan_locks_async(edgelock_client *client, edgelock_scan *scan,
+                                                       edgelock_result_fn cb, void *user);
+
 /* ------------------------------------------------ MultiLock and RedLock -- */
 
 /** One member of a composite lock: a handle and the client it belongs to.

@@ -23,6 +23,7 @@
 #include "locks/callbacks.hpp"
 #include "locks/queries.hpp"
 #include "locks/release.hpp"
+#include "locks/scan.hpp"
 #include "redis/link.hpp"
 
 namespace edgelock
@@ -135,6 +136,7 @@ static void run(Client *c, BlockingRequest *r)
     case ReqOp::Ttl: st = query_start(c, LockOp::Ttl, r->lock, 0, request_done, r); break;
     case ReqOp::Extend: st = extend_start(c, r->lock, r->owner, r->lease_ms, request_done, r); break;
     case ReqOp::Info: st = info_start(c, r->lock, r->info, request_done, r); break;
+    case ReqOp::Scan: st = scan_start(c, r->scan, request_done, r); break;
     default: st = EDGELOCK_ERR_INVALID_ARG; break;
     }
     if (st != EDGELOCK_OK)

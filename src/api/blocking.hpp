@@ -23,6 +23,7 @@ enum class ReqOp : uint8_t {
     Ttl,
     Extend,
     Info,
+    Scan,
     Valid,
     Server,
     Cancel
@@ -69,6 +70,7 @@ struct BlockingRequest {
     int64_t wait_ms, lease_ms;
     bool give_up_on_connection_error; // Acquire: see acquire_start()
     edgelock_lock_info *info;         // Info
+    edgelock_scan *scan;              // Scan
     const void *name;
     size_t name_len;
     edgelock_lock *lock_out;

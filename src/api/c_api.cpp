@@ -13,6 +13,7 @@
 #include "locks/client.hpp"
 #include "locks/composite/async.hpp"
 #include "locks/queries.hpp"
+#include "locks/scan.hpp"
 #include "locks/release.hpp"
 #include "redis/link.hpp"
 #include "redis/tls.hpp"
@@ -379,6 +380,23 @@ edgelock_status edgelock_lock_info_async(edgelock_client *client, edgelock_lock 
 {
     edgelock_status st = async_entry(client);
     return st != EDGELOCK_OK ? st : info_start(as_client(client), lock, info, cb, user);
+}
+
+edgelock_status edgelock_scan_locks(edgelock_client *client, edgelock_scan *scan)
+{
+    if (!client || !scan)
+        return EDGELOCK_ERR_INVALID_ARG;
+    BlockingRequest r = {};
+    r.op = ReqOp::Scan;
+    r.scan = scan;
+    return blocking_call(as_client(client), &r, nullptr);
+}
+
+edgelock_status edgelock_scan_locks_async(edgelock_client *client, edgelock_scan *scan, edgelock_result_fn cb,
+                                          void *user)
+{
+    edgelock_status st = async_entry(client);
+    return st != EDGELOCK_OK ? st : scan_start(as_client(client), scan, cb, user);
 }
 
 edgelock_status edgelock_url_redact(const char *url, char *out, size_t cap)

@@ -35,7 +35,10 @@ struct LockCall {
     LockCallDoneFn done = nullptr; // null: the outcome is not needed
     edgelock_result_fn cb = nullptr;
     void *user = nullptr;
-    edgelock_lock_info *info = nullptr;
+    union {
+        edgelock_lock_info *info = nullptr; // Info: the caller's snapshot
+        edgelock_scan *scan;                // Scan: the caller's page
+    };
     LockOp op = LockOp::Acquire;
     bool read_batch = false;      // Renew: a batch of read holds (rw_renew.lua)
     bool pins_lock = false;       // holds a ref on lock_id (its name is needed to format it)

@@ -9,6 +9,7 @@
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
+#include "locks/scan.hpp"
 #include "locks/watchdog.hpp"
 #include "base/resp.hpp"
 
@@ -41,6 +42,10 @@ bool wire_format(void *client, Command *cmd, uint64_t id, RespCommand &rc)
     }
     if (call->op == LockOp::Wait) {
         format_wait(rc, c->cfg.wait_replicas, c->cfg.wait_replicas_timeout_ms);
+        return true;
+    }
+    if (call->op == LockOp::Scan) {
+        format_scan_page(rc, call->scan);
         return true;
     }
     // An unpinned cleanup re-sent after NOSCRIPT may outlive its lock handle.

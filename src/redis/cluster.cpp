@@ -329,6 +329,23 @@ Connection *cluster_command_conn(Cluster *cl, uint16_t slot)
     return &cl->nodes[node].cmd;
 }
 
+Connection *cluster_master_from(Cluster *cl, uint32_t *index)
+{
+    if (!cl->map_known)
+        return nullptr;
+    bool owns[kMaxClusterNodes] = {};
+    for (uint32_t s = 0; s < kClusterSlots; s++)
+        if (cl->slot_owner[s] != kNoNode && cl->slot_owner[s] < kMaxClusterNodes)
+            owns[cl->slot_owner[s]] = true;
+    for (uint32_t i = *index; i < cl->capacity && i < kMaxClusterNodes; i++) {
+        if (owns[i]) {
+            *index = i;
+            return &cl->nodes[i].cmd;
+        }
+    }
+    return nullptr;
+}
+
 Connection *cluster_subscriber_conn(Cluster *cl, uint16_t slot)
 {
     uint8_t node = cl->map_known ? cl->slot_owner[slot] : kNoNode;

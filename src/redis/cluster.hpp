@@ -92,6 +92,9 @@ void cluster_fini(Cluster *cl);
 // The command connection of slot's master, or null while it is not known (a
 // refresh is asked for). It may not be ready yet.
 Connection *cluster_command_conn(Cluster *cl, uint16_t slot);
+// The command connection of the first master (a node owning slots by the
+// map) whose index is *index or above, *index set to it; null when none.
+Connection *cluster_master_from(Cluster *cl, uint32_t *index);
 // The subscriber connection of slot's master (started now if it was not),
 // or null while the master or the pub/sub mode is not known.
 Connection *cluster_subscriber_conn(Cluster *cl, uint16_t slot);

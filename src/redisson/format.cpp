@@ -284,6 +284,7 @@ void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &
         break;
     case LockOp::Renew: break; // a batch: format_renew()
     case LockOp::Wait: break;  // no lock: format_wait()
+    case LockOp::Scan: break;  // no lock: format_scan()
     case LockOp::Info:
         script(rc, a, kScriptLockInfo, 4);
         key(rc, l);
@@ -333,6 +334,18 @@ void format_wait(RespCommand &rc, uint32_t replicas, uint32_t timeout_ms)
     rc.arg("WAIT");
     rc.arg_u64(replicas);
     rc.arg_u64(timeout_ms);
+}
+
+void format_scan(RespCommand &rc, uint64_t cursor, const char *pattern, uint32_t count)
+{
+    rc.arg("SCAN");
+    rc.arg_u64(cursor);
+    rc.arg("MATCH");
+    rc.arg(pattern, strlen(pattern));
+    rc.arg("COUNT");
+    rc.arg_u64(count);
+    rc.arg("TYPE");
+    rc.arg("hash");
 }
 
 void format_script_load(RespCommand &rc, ScriptId id)

@@ -29,6 +29,7 @@ enum class LockOp : uint8_t {
     Extend,      // set the lease of a held lock (MultiLock alignment)
     Info,        // read-only snapshot (lock_info.lua)
     Wait,        // WAIT for replicas after a lock or unlock (no lock)
+    Scan,        // one SCAN page of hash keys (no lock): edgelock_scan_locks()
 };
 
 // A lock as the wire sees it: its name and kind.
@@ -66,6 +67,8 @@ struct RenewItem {
 void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, const LockRef &l);
 // WAIT replicas timeout.
 void format_wait(RespCommand &rc, uint32_t replicas, uint32_t timeout_ms);
+// SCAN cursor MATCH pattern COUNT count TYPE hash: the lock hashes' candidates.
+void format_scan(RespCommand &rc, uint64_t cursor, const char *pattern, uint32_t count);
 // One renewal script call for n holds (read holds use their own script).
 void format_renew(RespCommand &rc, const ClientProtocol &p, bool eval, bool read_batch,
                   const RenewItem *items, uint32_t n);

@@ -16,7 +16,9 @@
 #include <hiredis/hiredis.h>
 
 #include <atomic>
+#include <algorithm>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "check.hpp"
@@ -183,6 +185,49 @@ TEST_CASE(locks_of_every_kind_on_every_master_from_one_seed)
     }
     edgelock_stats st = stats_of(c);
     CHECK_EQ(st.connected, 1u);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
+// edgelock_scan_locks() goes over every master, one after the other, and
+// finds a lock on each (and other hashes, which lock_info tells apart).
+TEST_CASE(scan_goes_over_every_master)
+{
+    RedisCluster &cl = shared_cluster();
+    std::string url = cluster_url(cl);
+    edgelock_client *c = make_client(url.c_str(), cluster_config);
+    REQUIRE(c);
+    std::vector<std::string> names;
+    std::vector<edgelock_lock> held;
+    for (int i = 0; i < RedisCluster::kMasters; i++) {
+        for (int k = 0; k < 5; k++) {
+            names.push_back(name_on_master(i, ("clu:scan" + std::to_string(k) + ":").c_str()));
+            edgelock_lock lk = make_lock(c, names.back().c_str());
+            CHECK_ST(edgelock_try_lock(c, lk, 10000, 30000), EDGELOCK_OK);
+            held.push_back(lk);
+        }
+    }
+    edgelock_scan_name page[8]; // small pages: many calls, every master's cursor
+    edgelock_scan scan = {"clu:scan*", 0, page, 8, 0};
+    std::vector<std::string> found;
+    int calls = 0;
+    do {
+        CHECK_ST(edgelock_scan_locks(c, &scan), EDGELOCK_OK);
+        REQUIRE(scan.count <= scan.names_cap);
+        for (size_t i = 0; i < scan.count; i++)
+            found.emplace_back(page[i].name, page[i].len);
+        calls++;
+    } while (scan.cursor != 0 && calls < 1000);
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    std::vector<std::string> want = names;
+    std::sort(want.begin(), want.end());
+    CHECK(found == want);
+    CHECK(calls >= RedisCluster::kMasters);
+    for (edgelock_lock lk : held) {
+        CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+        edgelock_lock_free(c, lk);
+    }
     CHECK(tables_idle(c));
     edgelock_client_destroy(c);
 }

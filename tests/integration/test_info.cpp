@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <initializer_list>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -236,4 +237,48 @@ TEST_CASE(url_redact_hides_credentials_and_refuses_bad_urls)
     CHECK(out[0] == 0);
     CHECK_ST(edgelock_url_redact("redis://h:99999", out, sizeof(out)), EDGELOCK_ERR_INVALID_ARG);
     CHECK_ST(edgelock_url_redact(nullptr, out, sizeof(out)), EDGELOCK_ERR_INVALID_ARG);
+}
+
+// edgelock_scan_locks() on one Redis: every matching hash, page by page, and
+// a clear status for each misuse.
+TEST_CASE(scan_pages_over_the_hashes_and_refuses_bad_input)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    for (int i = 0; i < 50; i++)
+        redis_integer(r, "HSET scan:h%d gw-1:1 1", i);
+    redis_integer(r, "SET scan:string x"); // no hash: not a candidate
+    edgelock_scan_name page[6];
+    edgelock_scan scan = {"scan:*", 0, page, 6, 0};
+    size_t total = 0;
+    int calls = 0;
+    do {
+        CHECK_ST(edgelock_scan_locks(c, &scan), EDGELOCK_OK);
+        for (size_t i = 0; i < scan.count && i < scan.names_cap; i++)
+            CHECK(strncmp(page[i].name, "scan:h", 6) == 0 && page[i].len == strlen(page[i].name));
+        total += scan.count;
+        calls++;
+    } while (scan.cursor != 0 && calls < 1000);
+    CHECK(total >= 50); // SCAN may return a name twice, never miss one present throughout
+    CHECK(calls > 1);
+    edgelock_scan bad = scan;
+    bad.names = nullptr;
+    CHECK_ST(edgelock_scan_locks(c, &bad), EDGELOCK_ERR_INVALID_ARG);
+    bad = scan;
+    bad.names_cap = 0;
+    CHECK_ST(edgelock_scan_locks(c, &bad), EDGELOCK_ERR_INVALID_ARG);
+    std::string long_pattern(EDGELOCK_SCAN_PATTERN_MAX + 1, '*');
+    bad = scan;
+    bad.pattern = long_pattern.c_str();
+    CHECK_ST(edgelock_scan_locks(c, &bad), EDGELOCK_ERR_INVALID_ARG);
+    bad = scan;
+    bad.cursor = UINT64_MAX; // no cursor this client gave
+    CHECK_ST(edgelock_scan_locks(c, &bad), EDGELOCK_ERR_INVALID_ARG);
+    CHECK_ST(edgelock_scan_locks(c, nullptr), EDGELOCK_ERR_INVALID_ARG);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+    for (int i = 0; i < 50; i++)
+        redis_integer(r, "DEL scan:h%d", i);
+    redis_integer(r, "DEL scan:string");
 }

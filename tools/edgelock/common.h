@@ -115,6 +115,8 @@ void lock_label(char *out, size_t cap, const char *name);
 
 /* The subcommands other than run (run.h). 0, or an exit code. */
 int cmd_status(const struct options *o, const char *name, int json);
+/* list [PATTERN]: the locks present (list.c). */
+int cmd_list(const struct options *o, const char *pattern, int json);
 int cmd_unlock(const struct options *o, const char *name);
 
 #endif

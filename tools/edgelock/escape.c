@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* Escaping any bytes for a terminal or for JSON (escape.h). */
+#include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -161,4 +162,14 @@ char *text_shown(char *out, size_t cap, const char *s)
         len += u;
     }
     return out;
+}
+
+void put_secs(FILE *f, int64_t ms)
+{
+    fprintf(f, "%" PRId64 ".%03" PRId64 " s", ms / 1000, ms % 1000);
+}
+
+size_t entry_owner_len(const edgelock_lock_entry *e)
+{
+    return e->owner_len < sizeof(e->owner) - 1 ? e->owner_len : sizeof(e->owner) - 1;
 }

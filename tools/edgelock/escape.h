@@ -21,7 +21,10 @@
 #define EDGELOCK_CLI_ESCAPE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "edgelock/edgelock.h"
 
 /* s[0..n) as escaped text on f. */
 void put_text(FILE *f, const char *s, size_t n);
@@ -33,5 +36,11 @@ void put_json_string(FILE *f, const char *s, size_t n);
  * NUL-terminated); cut at an escape's boundary when it does not fit, with
  * "..." at the end. out. */
 char *text_shown(char *out, size_t cap, const char *s);
+
+/* ms as "S.mmm s" on f (ms >= 0). */
+void put_secs(FILE *f, int64_t ms);
+
+/* The bytes of a snapshot entry's owner field that it holds (it may be cut). */
+size_t entry_owner_len(const edgelock_lock_entry *e);
 
 #endif

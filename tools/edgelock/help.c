@@ -9,6 +9,7 @@ const char usage_text[] =
     "                [--multi NAME2,... | --redlock URL2,...] NAME [--] CMD [ARG...]\n"
     "                run [OPTIONS] NAME -c STRING\n"
     "       edgelock [--url URL] status NAME [--json]\n"
+    "       edgelock [--url URL] list [PATTERN] [--json]\n"
     "       edgelock [--url URL] unlock --force NAME\n"
     "       edgelock -h | --help | -V | --version\n";
 
@@ -152,6 +153,15 @@ const char help_text[] =
     "  Exit 0 whether the lock is free or held. Each answer from Redis gets 3 s,\n"
     "  status 6 s in all: a lock whose holders keep changing is re-read only\n"
     "  while that fits (the rest counted as \"... and N more\").\n"
+    "\n"
+    "list [PATTERN]: the locks present whose names match PATTERN (a Redis glob;\n"
+    "  default *), read with SCAN a page at a time (every master of a cluster):\n"
+    "  each with its kind, TTL, waiting clients and holders, sorted by name.\n"
+    "  Hashes that are no lock are left out; a fair lock without waiters shows\n"
+    "  as reentrant (Redis holds the same then). --json: {\"locks\": [{\"name\",\n"
+    "  \"kind\", \"mode\", \"ttl_ms\", \"holder_count\", \"holders\", \"waiters\",\n"
+    "  \"server\"}], \"complete\"}. The scan stops after 10 command timeouts\n"
+    "  (\"complete\": false, said on stderr): narrow the pattern.\n"
     "\n"
     "unlock --force: deletes NAME whoever holds it and publishes the unlock message\n"
     "  so waiters wake at once (Redisson's forceUnlock). Refuses a key that is not a lock.\n"

@@ -318,7 +318,8 @@ int main(int argc, char **argv)
                 return usage_error("%s and %s exclude each other (each may be given once)", list_flag, flag);
             list_flag = flag;
             list_value = v;
-        } else if (sub && strcmp(sub, "status") == 0 && strcmp(a, "--json") == 0) {
+        } else if (sub && (strcmp(sub, "status") == 0 || strcmp(sub, "list") == 0) &&
+                   strcmp(a, "--json") == 0) {
             json = 1;
         } else if (sub && strcmp(sub, "unlock") == 0 && strcmp(a, "--force") == 0) {
             force = 1;
@@ -328,7 +329,8 @@ int main(int argc, char **argv)
             return usage_error("unknown option '%s'%s", a, sub ? "" : " (before the subcommand)");
         } else if (!sub) {
             sub = a;
-            if (strcmp(sub, "run") != 0 && strcmp(sub, "status") != 0 && strcmp(sub, "unlock") != 0)
+            if (strcmp(sub, "run") != 0 && strcmp(sub, "status") != 0 && strcmp(sub, "unlock") != 0 &&
+                strcmp(sub, "list") != 0)
                 return usage_error("unknown command '%s'", sub);
         } else if (!ra.name) {
             ra.name = a;
@@ -355,6 +357,11 @@ int main(int argc, char **argv)
     }
     if (!sub)
         return usage_error("no command given");
+    if (strcmp(sub, "list") == 0) {
+        if (edgelock_url_redact(o.url, o.shown_url, sizeof(o.shown_url)) != EDGELOCK_OK)
+            return usage_error("invalid URL (not shown since it may hold a password)");
+        return cmd_list(&o, ra.name ? ra.name : "*", json);
+    }
     if (!ra.name)
         return usage_error("%s: no lock NAME given", sub);
     if (!*ra.name)

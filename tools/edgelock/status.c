@@ -13,12 +13,6 @@
 #include "deadline.h"
 #include "escape.h"
 
-/* Text for ms as "S.mmm s" (ms >= 0). */
-static void print_secs(FILE *f, int64_t ms)
-{
-    fprintf(f, "%" PRId64 ".%03" PRId64 " s", ms / 1000, ms % 1000);
-}
-
 /* Whether a number of the snapshot can be shown as what it stands for. A
  * writer other than Redisson may leave anything: the library gives
  * EDGELOCK_INFO_INVALID for what is not a number, and values no lock holds
@@ -51,12 +45,6 @@ static int ttl_valid(int64_t ttl_ms)
 static int deadline_valid(int64_t deadline, int64_t now)
 {
     return deadline >= 0 && (deadline <= now || deadline - now <= EDGELOCK_MAX_TIME_MS);
-}
-
-/* The bytes of an entry's owner field that the snapshot holds. */
-static size_t owner_len(const edgelock_lock_entry *e)
-{
-    return e->owner_len < sizeof(e->owner) - 1 ? e->owner_len : sizeof(e->owner) - 1;
 }
 
 /* Entries read before a larger array is tried; most locks have one holder and
@@ -147,7 +135,7 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
     for (size_t i = 0; i < nholders; i++) {
         const edgelock_lock_entry *e = &info->holders[i];
         printf("%s{\"owner\":", i ? "," : "");
-        put_json_string(stdout, e->owner, owner_len(e));
+        put_json_string(stdout, e->owner, entry_owner_len(e));
         if (count_valid(e->value))
             printf(",\"count\":%" PRId64 "}", e->value);
         else
@@ -157,13 +145,13 @@ static void print_json(const char *name, const edgelock_lock_info *info, size_t 
     for (size_t i = 0; i < nq; i++) {
         if (i)
             putchar(',');
-        put_json_string(stdout, info->queue[i].owner, owner_len(&info->queue[i]));
+        put_json_string(stdout, info->queue[i].owner, entry_owner_len(&info->queue[i]));
     }
     printf("],\"waiters\":[");
     for (size_t i = 0; i < nq; i++) {
         const edgelock_lock_entry *e = &info->queue[i];
         printf("%s{\"owner\":", i ? "," : "");
-        put_json_string(stdout, e->owner, owner_len(e));
+        put_json_string(stdout, e->owner, entry_owner_len(e));
         if (e->value == -1)
             printf(",\"deadline_ms\":null,\"expires_in_ms\":null}");
         else if (deadline_valid(e->value, info->redis_time_ms))
@@ -204,7 +192,7 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
             printf(", expiry invalid (PTTL %" PRId64 ")\n", info->ttl_ms);
         } else if (info->ttl_ms >= 0) {
             printf(", expires in ");
-            print_secs(stdout, info->ttl_ms);
+            put_secs(stdout, info->ttl_ms);
             putchar('\n');
         } else {
             printf(", no expiry\n");
@@ -212,7 +200,7 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
         printf("  %zu holder%s:\n", info->holder_count, info->holder_count == 1 ? "" : "s");
         for (size_t i = 0; i < nholders; i++) {
             printf("    ");
-            put_text(stdout, info->holders[i].owner, owner_len(&info->holders[i]));
+            put_text(stdout, info->holders[i].owner, entry_owner_len(&info->holders[i]));
             if (count_valid(info->holders[i].value))
                 printf("  count %" PRId64 "\n", info->holders[i].value);
             else
@@ -228,18 +216,18 @@ static void print_text(const char *name, const edgelock_lock_info *info, size_t 
         for (size_t i = 0; i < nq; i++) {
             const edgelock_lock_entry *e = &info->queue[i];
             printf("    %zu. ", i + 1);
-            put_text(stdout, e->owner, owner_len(e));
+            put_text(stdout, e->owner, entry_owner_len(e));
             if (e->value == -1) {
                 printf("  (no deadline)\n");
             } else if (!deadline_valid(e->value, now)) {
                 printf("  deadline invalid (not a time)\n");
             } else if (e->value >= now) {
                 printf("  deadline in ");
-                print_secs(stdout, e->value - now);
+                put_secs(stdout, e->value - now);
                 putchar('\n');
             } else {
                 printf("  deadline passed ");
-                print_secs(stdout, now - e->value);
+                put_secs(stdout, now - e->value);
                 printf(" ago (dropped at the next attempt)\n");
             }
         }
