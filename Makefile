@@ -41,9 +41,11 @@ test-unit: all
 # Packaging as distributions do it (docs/PACKAGING.md): the Debian packages
 # built, linted, unpacked and used (debhelper and lintian installed here); the
 # Buildroot package and the Yocto recipe built for armhf as those systems do.
+# DEB_INSTALL=1: also dpkg -i them on this machine, use them, remove them.
+DEB_INSTALL ?= 0
 packaging: deps
 	@EDGELOCK_EXTRA_PACKAGES="debhelper lintian man-db ninja-build $(ARM_PACKAGES)" ./scripts/bootstrap.sh
-	bash tests/packaging/test_deb.sh .
+	EDGELOCK_DEB_INSTALL=$(DEB_INSTALL) bash tests/packaging/test_deb.sh .
 	JOBS=$(JOBS) bash tests/packaging/test_recipes.sh .
 
 # The whole suite on the system's hiredis (bookworm's 0.14) in its own build dir.

@@ -56,7 +56,7 @@ link_example() {
     [ -f "$libdir/$a" ] && libs+=("$libdir/$a")
   done
   mkdir -p "$out"
-  "$triplet-gcc" -Os -std=gnu11 -Iinclude -isystem "$sysroot/usr/include" -c "$example" -o "$out/example.o"
+  "$triplet-gcc" -Os -std=gnu11 -Iinclude -I"$(dirname "$lib")/include" -isystem "$sysroot/usr/include" -c "$example" -o "$out/example.o"
   # glibc warns that a static libcrypto's dlopen and getaddrinfo still need
   # the shared libraries at run time: the log keeps that, the figures do not
   # depend on it.

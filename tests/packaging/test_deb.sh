@@ -6,7 +6,10 @@
 # runs lintian on them (no error or warning allowed), unpacks them into a
 # throwaway root and there builds and runs an example with pkg-config and with
 # CMake, and reads the man page. Needs debhelper and lintian (`make
-# packaging` installs them).
+# packaging` installs them). With EDGELOCK_DEB_INSTALL=1 (root), the packages
+# are also installed on this machine with dpkg -i, an example is built with
+# nothing set (pkg-config, find_package), `man edgelock` is read, and the
+# packages are removed again.
 set -u
 src=$(cd "$1" && pwd)
 tmp=$(mktemp -d)
@@ -68,6 +71,30 @@ fi
 [ -f "$root/usr/share/man/man1/edgelock.1.gz" ] && ok "man page in the edgelock package" || bad "man page"
 if command -v man >/dev/null; then
     man -l -P cat "$root/usr/share/man/man1/edgelock.1.gz" 2>/dev/null | grep -q "flock" && ok "man -l reads it" || bad "man -l reads it"
+fi
+
+if [ "${EDGELOCK_DEB_INSTALL:-0}" = 1 ]; then
+    debs=("$tmp/src/libedgelock-dev_"*.deb "$tmp/src/edgelock_"*.deb)
+    if dpkg -i "${debs[@]}" >"$tmp/dpkg.log" 2>&1; then
+        ok "dpkg -i libedgelock-dev edgelock"
+        cc -o "$tmp/sys_example" "$src/examples/blocking_threads.c" $(pkg-config --cflags --libs edgelock) &&
+            bash "$src/examples/run_with_redis.sh" "$tmp/sys_example" >/dev/null 2>&1 &&
+            ok "installed: cc \$(pkg-config --cflags --libs edgelock), nothing else set; it runs" ||
+            bad "installed: pkg-config build"
+        rm -rf "$tmp/consumer/build"
+        cmake -S "$tmp/consumer" -B "$tmp/consumer/build" >"$tmp/sys_cmake.log" 2>&1 &&
+            cmake --build "$tmp/consumer/build" >>"$tmp/sys_cmake.log" 2>&1 &&
+            ok "installed: find_package(edgelock), nothing else set" || { bad "installed: find_package"; tail -10 "$tmp/sys_cmake.log"; }
+        if command -v man >/dev/null; then
+            MANWIDTH=200 man -P cat edgelock 2>/dev/null | tr -s ' ' | grep -q "edgelock - run a command" &&
+                ok "installed: man edgelock" || bad "installed: man edgelock"
+        fi
+        edgelock --version | grep -q "^edgelock " && ok "installed: edgelock --version" || bad "installed: edgelock"
+        dpkg -r edgelock libedgelock-dev >/dev/null 2>&1 && ok "dpkg -r: removed again" || bad "dpkg -r"
+    else
+        bad "dpkg -i"
+        tail -10 "$tmp/dpkg.log"
+    fi
 fi
 
 [ $fails = 0 ] && echo "all Debian package checks passed" || echo "$fails Debian package check(s) failed"
