@@ -14,9 +14,7 @@ set -u
 src=$(cd "$1" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/lib.sh"
 
 mkdir -p "$tmp/src/edgelock"
 (cd "$src" && git ls-files -z | xargs -0 cp --parents -t "$tmp/src/edgelock")
@@ -41,15 +39,7 @@ root=$tmp/root
 for deb in "$tmp/src"/*.deb; do dpkg-deb -x "$deb" "$root"; done
 pc=$(find "$root" -name edgelock.pc)
 [ -n "$pc" ] && ok "edgelock.pc in libedgelock-dev" || bad "no edgelock.pc"
-export PKG_CONFIG_PATH=$(dirname "$pc")
-if cc -o "$tmp/pc_example" "$src/examples/blocking_threads.c" $(pkg-config --cflags --libs edgelock) 2>"$tmp/cc.log"; then
-    ok "an example builds with pkg-config against the package"
-    bash "$src/examples/run_with_redis.sh" "$tmp/pc_example" >"$tmp/run.log" 2>&1 && ok "it runs" || { bad "it runs"; tail -5 "$tmp/run.log"; }
-else
-    bad "pkg-config build"
-    head -20 "$tmp/cc.log"
-fi
-unset PKG_CONFIG_PATH
+PKG_CONFIG_PATH=$(dirname "$pc") pkgconfig_example "$src" "$tmp/pc_example" "unpacked package"
 mkdir -p "$tmp/consumer"
 cp "$src/examples/blocking_threads.c" "$tmp/consumer/main.c"
 cat >"$tmp/consumer/CMakeLists.txt" <<'CM'
@@ -77,10 +67,7 @@ if [ "${EDGELOCK_DEB_INSTALL:-0}" = 1 ]; then
     debs=("$tmp/src/libedgelock-dev_"*.deb "$tmp/src/edgelock_"*.deb)
     if dpkg -i "${debs[@]}" >"$tmp/dpkg.log" 2>&1; then
         ok "dpkg -i libedgelock-dev edgelock"
-        cc -o "$tmp/sys_example" "$src/examples/blocking_threads.c" $(pkg-config --cflags --libs edgelock) &&
-            bash "$src/examples/run_with_redis.sh" "$tmp/sys_example" >/dev/null 2>&1 &&
-            ok "installed: cc \$(pkg-config --cflags --libs edgelock), nothing else set; it runs" ||
-            bad "installed: pkg-config build"
+        pkgconfig_example "$src" "$tmp/sys_example" "installed, nothing else set"
         rm -rf "$tmp/consumer/build"
         cmake -S "$tmp/consumer" -B "$tmp/consumer/build" >"$tmp/sys_cmake.log" 2>&1 &&
             cmake --build "$tmp/consumer/build" >>"$tmp/sys_cmake.log" 2>&1 &&

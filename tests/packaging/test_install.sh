@@ -18,9 +18,7 @@ build=$(cd "$2" && pwd)
 hiredis=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/lib.sh"
 deps_pc=${hiredis:+$hiredis/lib/pkgconfig}
 gen=(-G "Unix Makefiles")
 
@@ -44,13 +42,7 @@ b_pc=$(dirname "$(find "$tmp/b" -name edgelock.pc | head -1)")
 inc_b=$(PKG_CONFIG_PATH="$b_pc${deps_pc:+:$deps_pc}" pkg-config --variable=includedir edgelock)
 [ -f "$inc_b/edgelock/edgelock.h" ] && case "$inc_b" in "$tmp/b"/*) true ;; *) false ;; esac &&
     ok "the .pc of prefix b points into b ($inc_b)" || bad "the .pc of prefix b points into b ($inc_b)"
-if cc -o "$tmp/pc_example" "$src/examples/blocking_threads.c" $(pkg-config --cflags --libs edgelock) 2>"$tmp/pc_link.log"; then
-    ok "cc example \$(pkg-config --cflags --libs edgelock)"
-    bash "$src/examples/run_with_redis.sh" "$tmp/pc_example" >"$tmp/pc_run.log" 2>&1 && ok "it runs" || { bad "it runs"; tail -5 "$tmp/pc_run.log"; }
-else
-    bad "cc example \$(pkg-config --cflags --libs edgelock)"
-    head -20 "$tmp/pc_link.log"
-fi
+pkgconfig_example "$src" "$tmp/pc_example" "installed into a prefix"
 unset PKG_CONFIG_PATH
 
 # find_package: a consumer with variables and a target of its own by the

@@ -23,9 +23,7 @@ src=$(cd "$1" && pwd)
 sysroot=${2:-$src/build-arm/sysroot-armhf}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/lib.sh"
 version=$(sed -n 's/^project(edgelock VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 jobs=${JOBS:-2}
 
