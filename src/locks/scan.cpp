@@ -49,13 +49,15 @@ static bool parse_cursor(const redisReply *r, uint64_t *out)
     return true;
 }
 
-static void scan_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply, edgelock_status st)
+static void scan_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
+                      edgelock_status st)
 {
     edgelock_scan *scan = call->scan;
     uint64_t next = 0;
     if (st == EDGELOCK_OK) {
-        if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 || !parse_cursor(reply->element[0], &next) ||
-            next > kRedisCursorMask || reply->element[1]->type != REDIS_REPLY_ARRAY) {
+        if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+            !parse_cursor(reply->element[0], &next) || next > kRedisCursorMask ||
+            reply->element[1]->type != REDIS_REPLY_ARRAY) {
             st = EDGELOCK_ERR_PROTOCOL;
         } else {
             const redisReply *names = reply->element[1];
