@@ -27,7 +27,8 @@ pids+=($!)
 "$EDGELOCK" run --fair ls-fair -- true &
 pids+=($!)
 wait_for "a client waits for ls-fw" "$HANG_MS" subscribed "redisson_lock__channel:{ls-fw}"
-wait_for "a fair waiter is queued" "$HANG_MS" test "$(rcli llen "redisson_lock_queue:{ls-fair}")" = 1
+fair_queued() { [ "$(rcli llen "redisson_lock_queue:{ls-fair}")" = 1 ]; } # asked again at every poll
+wait_for "a fair waiter is queued" "$HANG_MS" fair_queued
 rcli hset ls-plain-hash color blue >/dev/null
 rcli set ls-string value >/dev/null
 rcli hset $'ls-odd"\xff' 'gw-1:7' 1 >/dev/null
