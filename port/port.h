@@ -7,6 +7,7 @@
 #ifndef EDGELOCK_PORT_H
 #define EDGELOCK_PORT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,11 +38,11 @@ void *edgelock_port_alloc(size_t bytes);
 void edgelock_port_free(void *p);
 
 /** printf-style diagnostics at an EDGELOCK_LOG_* level (edgelock.h), for a
- *  client without a log_fn; the Linux port writes to stderr when EDGELOCK_LOG
- *  is set. */
-void edgelock_port_log(int level, const char *fmt, ...)
+ *  client without a log_fn (base/log.cpp); the Linux port writes to stderr
+ *  when EDGELOCK_LOG is set, and formats nothing otherwise. */
+void edgelock_port_vlog(int level, const char *fmt, va_list ap)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 2, 0)))
 #endif
     ;
 
@@ -61,7 +62,7 @@ void edgelock_port_sigpipe_block(edgelock_port_sigpipe *g);
 void edgelock_port_sigpipe_restore(edgelock_port_sigpipe *g);
 /** Write to a socket without raising SIGPIPE (MSG_NOSIGNAL): the plain
  *  connections' writes with hiredis 1.x, which need no guard then. Returns
- *  the bytes written; 0 when the socket cannot take any now (try again);
+ *  the bytes written; 0 when the socket cannot take any now (write later);
  *  -1 on an error, described in err. */
 long edgelock_port_send_quiet(int fd, const void *buf, size_t len, char *err, size_t err_len);
 

@@ -81,18 +81,15 @@ void edgelock_port_free(void *p)
     free(p);
 }
 
-void edgelock_port_log(int level, const char *fmt, ...)
+void edgelock_port_vlog(int level, const char *fmt, va_list ap)
 {
     static const char *const names[] = {"error", "warn", "info", "debug"};
     const char *env = getenv("EDGELOCK_LOG");
     if (env == NULL || level > atoi(env))
         return;
-    va_list ap;
-    va_start(ap, fmt);
     fprintf(stderr, "edgelock %s: ", names[level & 3]);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
-    va_end(ap);
 }
 
 void edgelock_port_assert_fail(const char *expr, const char *file, int line)

@@ -11,17 +11,14 @@ namespace edgelock
 
 void log_to(const LogSink *sink, int level, const char *fmt, ...)
 {
-    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    if (sink && sink->fn) {
-        if (level <= sink->level) {
-            vsnprintf(line, sizeof(line), fmt, ap);
-            sink->fn(sink->user, (edgelock_log_level)level, line);
-        }
-    } else {
+    if (!sink || !sink->fn) {
+        edgelock_port_vlog(level, fmt, ap); // formats only when EDGELOCK_LOG asks
+    } else if (level <= sink->level) {
+        char line[512];
         vsnprintf(line, sizeof(line), fmt, ap);
-        edgelock_port_log(level, "%s", line);
+        sink->fn(sink->user, (edgelock_log_level)level, line);
     }
     va_end(ap);
 }
