@@ -393,7 +393,9 @@ EDGELOCK_API edgelock_status edgelock_client_stats(edgelock_client *client, edge
 
 /* ---------------------------------------------------------------- locks -- */
 
-/** The Redisson lock kinds. Every lock call works on every kind. */
+/** The Redisson lock kinds, and the semaphores and latch that share the lock
+ *  handle table (see "semaphores and the countdown latch" below for which
+ *  calls each accepts). Every lock call works on every lock kind. */
 typedef enum edgelock_lock_kind {
     /** RLock: hash `name`, channel redisson_lock__channel:{name}. Non-fair:
      *  whoever asks first after an unlock gets it, except that a client whose
@@ -413,7 +415,27 @@ typedef enum edgelock_lock_kind {
     EDGELOCK_WRITE = 3,
     /** RFencedLock: the reentrant lock plus a token, redisson_lock_token:{name},
      *  incremented on every acquire; the lock call's value is the token. */
-    EDGELOCK_FENCED = 4
+    EDGELOCK_FENCED = 4,
+    /** RSemaphore: string `name` = free permits, channel redisson_sc:{name}.
+     *  The lock call takes a permit, unlock gives one back (re-entry takes
+     *  one more). No owner in Redis and no lease (lease_ms must be
+     *  EDGELOCK_LEASE_WATCHDOG, meaning none here): a process that dies
+     *  holding a permit leaks it for good, in Redisson too. Prefer
+     *  EDGELOCK_PERMIT_SEMAPHORE unless a service uses RSemaphore. */
+    EDGELOCK_SEMAPHORE = 5,
+    /** RPermitExpirableSemaphore: the same counter and channel, plus zset
+     *  {name}:timeout with one member per permit taken (its 16-byte id,
+     *  scored by its deadline). The lock call takes permits with a fixed
+     *  lease or EDGELOCK_LEASE_WATCHDOG, renewed by the watchdog like a lock
+     *  (a dead holder's permits come back one lease after its last renewal;
+     *  a lost renewal reaches on_lock_lost); unlock gives back every permit
+     *  the owner took through the handle. One call in flight or one group of
+     *  permits held per owner and handle: more is EDGELOCK_ERR_BUSY. */
+    EDGELOCK_PERMIT_SEMAPHORE = 6,
+    /** RCountDownLatch: string `name` = remaining count, channel
+     *  redisson_countdownlatch__channel__{name}. Only the edgelock_latch_*
+     *  calls (and lock_free) accept it. */
+    EDGELOCK_LATCH = 7
 } edgelock_lock_kind;
 
 /**
@@ -735,6 +757,143 @@ EDGELOCK_API edgelock_status edgelock_scan_locks(edgelock_client *client, edgelo
  *  (its lock handle is 0, its value 0). */
 EDGELOCK_API edgelock_status edgelock_scan_locks_async(edgelock_client *client, edgelock_scan *scan,
                                                        edgelock_result_fn cb, void *user);
+
+/* ----------------------------------- semaphores and the countdown latch -- */
+/*
+ * Wire-compatible with Redisson 4.x's RSemaphore, RPermitExpirableSemaphore
+ * and RCountDownLatch (docs/SEMAPHORES.md): a Java service and edgelock share
+ * one semaphore or latch and wake each other. Handles come from
+ * edgelock_lock_new_kind() with EDGELOCK_SEMAPHORE, EDGELOCK_PERMIT_SEMAPHORE
+ * or EDGELOCK_LATCH. A call given a handle of a kind it does not serve
+ * returns EDGELOCK_ERR_INVALID_ARG, as do the lock-only calls (force_unlock,
+ * is_locked, hold_count, remaining_ttl, lock_info, MultiLock, RedLock) on
+ * these kinds. Threads, callbacks and statuses as for the lock calls: async
+ * calls on the loop thread, each callback exactly once unless the call
+ * returned an error; blocking calls from any other thread.
+ *
+ * Semaphores (both kinds):
+ * - Taking permits: edgelock_lock_async() / edgelock_try_lock() take one;
+ *   edgelock_semaphore_acquire_async() / edgelock_semaphore_try_acquire() take
+ *   1 to EDGELOCK_MAX_PERMITS at once (all or none). Waiting is on the
+ *   channel's messages, and for the expirable kind also until the earliest
+ *   permit deadline Redis names (expiry publishes nothing), never polling.
+ *   Results as edgelock_lock_async, plus BUSY (expirable: this owner already
+ *   holds permits through the handle, or has a call in flight on it).
+ *   A permit taken is a hold: it counts in max_holds, edgelock_lock_valid()
+ *   and edgelock_cancel() work on it, and the wait counts in max_waiters and
+ *   max_subscriptions.
+ * - Giving back: edgelock_unlock_async() / edgelock_unlock(): a plain
+ *   semaphore gives back one permit, an expirable one every permit the owner
+ *   took through the handle (value 1 when none is left). An owner holding
+ *   none gets NOT_OWNER at once (no Redis call: a release without a take
+ *   would grow the semaphore). Expirable: LOST when Redis no longer has them
+ *   (expired, released by id elsewhere), NOT_OWNER when their fixed lease
+ *   ran out by our clock. TIMEOUT/CONNECTION: the permits are given back or
+ *   lapse with their lease; either way this client no longer counts them (a
+ *   plain semaphore's may then be lost: it never gives back twice).
+ * - A TIMEOUT or CONNECTION on a take whose script may have run: an
+ *   expirable take is undone by its ids (as an unlock is); a plain one is
+ *   not (it cannot tell, and a release that did not match a take would make
+ *   one permit too many): that permit may leak.
+ */
+
+/** Most permits one call takes. */
+#define EDGELOCK_MAX_PERMITS 16
+
+EDGELOCK_API edgelock_status edgelock_semaphore_acquire_async(edgelock_client *client, edgelock_lock sem,
+                                                              uint64_t owner, uint32_t permits,
+                                                              int64_t wait_ms, int64_t lease_ms,
+                                                              edgelock_result_fn cb, void *user);
+/** Blocking take by the calling thread (owner edgelock_current_owner()). */
+EDGELOCK_API edgelock_status edgelock_semaphore_try_acquire(edgelock_client *client, edgelock_lock sem,
+                                                            uint32_t permits, int64_t wait_ms,
+                                                            int64_t lease_ms);
+
+/** Redisson's trySetPermits(n): size a semaphore that does not exist yet.
+ *  value / *set: 1 set (and waiters told), 0 it exists: unchanged. n >= 0. */
+EDGELOCK_API edgelock_status edgelock_semaphore_try_set_permits_async(edgelock_client *client,
+                                                                      edgelock_lock sem, int64_t permits,
+                                                                      edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_semaphore_try_set_permits(edgelock_client *client, edgelock_lock sem,
+                                                                int64_t permits, int *set);
+
+/** Redisson's addPermits(n): n free permits more (n < 0: fewer; the count
+ *  may go negative, and takes then wait until enough are given back).
+ *  value / *free_after: the free permits after. |n| <= EDGELOCK_MAX_TIME_MS. */
+EDGELOCK_API edgelock_status edgelock_semaphore_add_permits_async(edgelock_client *client, edgelock_lock sem,
+                                                                  int64_t permits, edgelock_result_fn cb,
+                                                                  void *user);
+EDGELOCK_API edgelock_status edgelock_semaphore_add_permits(edgelock_client *client, edgelock_lock sem,
+                                                            int64_t permits, int64_t *free_after);
+
+/** A semaphore as Redis has it. Expired permits are given back first, as
+ *  Redisson's availablePermits() does. */
+typedef struct edgelock_semaphore_info {
+    int64_t available;   /* free permits; -1 when the semaphore does not exist */
+    int64_t acquired;    /* expirable permits taken, by anyone (0 for a plain semaphore's) */
+    int64_t subscribers; /* connections waiting on its channel (PUBSUB NUMSUB / SHARDNUMSUB) */
+} edgelock_semaphore_info;
+
+/** value: info->available. *info is written before the callback; it must
+ *  stay valid until then. */
+EDGELOCK_API edgelock_status edgelock_semaphore_info_async(edgelock_client *client, edgelock_lock sem,
+                                                           edgelock_semaphore_info *info,
+                                                           edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_semaphore_info_get(edgelock_client *client, edgelock_lock sem,
+                                                         edgelock_semaphore_info *info);
+
+/** The id of permit k (0-based) that `owner` holds through an expirable
+ *  semaphore handle, as Redisson writes it: 32 lowercase hex digits and a
+ *  NUL in out[33]. A Java service's release(id) takes it. Local: no Redis
+ *  call. OK, NOT_OWNER (no such permit), LOST, STALE_HANDLE, INVALID_ARG
+ *  (another kind, NULL out), WRONG_THREAD as lock_valid. */
+EDGELOCK_API edgelock_status edgelock_permit_id(edgelock_client *client, edgelock_lock sem, uint64_t owner,
+                                                uint32_t k, char out[33]);
+
+/** Redisson's tryRelease(id): give back one expirable permit by its id (32
+ *  hex digits), whoever took it. value 1 released; NOT_OWNER when no such
+ *  permit is held (released already, or never taken) or it had expired
+ *  (then it goes back to the pool all the same). A permit of this client's
+ *  own holds released so is found gone by the watchdog: its holder's next
+ *  call reports LOST. */
+EDGELOCK_API edgelock_status edgelock_permit_release_async(edgelock_client *client, edgelock_lock sem,
+                                                           const char *permit_id, edgelock_result_fn cb,
+                                                           void *user);
+EDGELOCK_API edgelock_status edgelock_permit_release(edgelock_client *client, edgelock_lock sem,
+                                                     const char *permit_id);
+
+/*
+ * Countdown latch. No owners: anyone counts down, and counting down an
+ * absent latch does nothing.
+ */
+
+/** Redisson's trySetCount(c), c >= 1: value / *set 1 set, 0 it exists. */
+EDGELOCK_API edgelock_status edgelock_latch_try_set_count_async(edgelock_client *client, edgelock_lock latch,
+                                                                int64_t count, edgelock_result_fn cb,
+                                                                void *user);
+EDGELOCK_API edgelock_status edgelock_latch_try_set_count(edgelock_client *client, edgelock_lock latch,
+                                                          int64_t count, int *set);
+/** countDown(): value / *count_after: the count left (0: opened, or absent).
+ *  Reaching zero deletes the latch and wakes every waiter. */
+EDGELOCK_API edgelock_status edgelock_latch_count_down_async(edgelock_client *client, edgelock_lock latch,
+                                                             edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_latch_count_down(edgelock_client *client, edgelock_lock latch,
+                                                       int64_t *count_after);
+/** getCount(): 0 when absent. */
+EDGELOCK_API edgelock_status edgelock_latch_count_async(edgelock_client *client, edgelock_lock latch,
+                                                        edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_latch_count(edgelock_client *client, edgelock_lock latch,
+                                                  int64_t *count);
+/** await(wait): OK as soon as the count is zero or the latch absent (at once
+ *  if it is), WAIT_TIMEOUT when wait_ms runs out first, CANCELLED by
+ *  edgelock_cancel(owner). Woken by the zero-count message (a new count's
+ *  message opens nobody), never polling. Takes a waiter, a subscription and
+ *  a hold slot while it waits; holds nothing after. */
+EDGELOCK_API edgelock_status edgelock_latch_await_async(edgelock_client *client, edgelock_lock latch,
+                                                        uint64_t owner, int64_t wait_ms,
+                                                        edgelock_result_fn cb, void *user);
+EDGELOCK_API edgelock_status edgelock_latch_await(edgelock_client *client, edgelock_lock latch,
+                                                  int64_t wait_ms);
 
 /* ------------------------------------------------ MultiLock and RedLock -- */
 

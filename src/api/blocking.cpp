@@ -21,6 +21,7 @@
 
 #include "locks/acquire.hpp"
 #include "locks/callbacks.hpp"
+#include "locks/permits.hpp"
 #include "locks/queries.hpp"
 #include "locks/release.hpp"
 #include "locks/scan.hpp"
@@ -97,7 +98,7 @@ edgelock_status stats(Client *c, edgelock_stats *out)
 static bool is_local(ReqOp op)
 {
     return op == ReqOp::LockNew || op == ReqOp::LockFree || op == ReqOp::Stats || op == ReqOp::Valid ||
-           op == ReqOp::Server || op == ReqOp::Cancel;
+           op == ReqOp::Server || op == ReqOp::Cancel || op == ReqOp::PermitId;
 }
 
 void run_local(Client *c, BlockingRequest *r)
@@ -108,6 +109,7 @@ void run_local(Client *c, BlockingRequest *r)
     case ReqOp::Stats: r->status = stats(c, r->stats_out); break;
     case ReqOp::Valid: r->status = hold_validity(c, r->lock.id, r->owner, r->remaining_out); break;
     case ReqOp::Server: r->status = hold_server(c, r->lock.id, r->owner, r->server_out); break;
+    case ReqOp::PermitId: r->status = permit_id_hex(c, r->lock, r->owner, r->permits, r->hex_out); break;
     case ReqOp::Cancel:
         acquire_cancel(c, r->owner);
         r->status = EDGELOCK_OK;
@@ -127,7 +129,15 @@ static void run(Client *c, BlockingRequest *r)
     switch (r->op) {
     case ReqOp::Acquire:
         st = acquire_start(c, r->lock, r->owner, r->wait_ms, r->lease_ms, request_done, r,
-                           r->give_up_on_connection_error);
+                           r->give_up_on_connection_error, r->permits ? r->permits : 1);
+        break;
+    case ReqOp::LatchAwait:
+        st = acquire_start(c, r->lock, r->owner, r->wait_ms, EDGELOCK_LEASE_WATCHDOG, request_done, r, false,
+                           0);
+        break;
+    case ReqOp::Semaphore:
+        st = semaphore_call_start(c, r->sem_op, r->lock, r->count, r->permit_hex, r->sem_info, request_done,
+                                  r);
         break;
     case ReqOp::Release: st = release_start(c, r->lock, r->owner, request_done, r); break;
     case ReqOp::ForceRelease: st = query_start(c, LockOp::ForceRelease, r->lock, 0, request_done, r); break;

@@ -26,7 +26,10 @@ enum class ReqOp : uint8_t {
     Scan,
     Valid,
     Server,
-    Cancel
+    Cancel,
+    Semaphore,  // a semaphore or latch call: sem_op
+    LatchAwait, // Acquire of a latch: wait for zero
+    PermitId,   // local
 };
 
 struct BlockingRequest;
@@ -68,9 +71,15 @@ struct BlockingRequest {
     edgelock_lock_kind kind;
     uint64_t owner;
     int64_t wait_ms, lease_ms;
-    bool give_up_on_connection_error; // Acquire: see acquire_start()
-    edgelock_lock_info *info;         // Info
-    edgelock_scan *scan;              // Scan
+    bool give_up_on_connection_error;  // Acquire: see acquire_start()
+    edgelock_lock_info *info;          // Info
+    edgelock_scan *scan;               // Scan
+    uint32_t permits;                  // Acquire of a semaphore (0: 1); PermitId: k
+    LockOp sem_op;                     // Semaphore
+    int64_t count;                     // Semaphore: the op's number
+    const char *permit_hex;            // Semaphore (ReleasePermit)
+    edgelock_semaphore_info *sem_info; // Semaphore (SemaphoreInfo)
+    char *hex_out;                     // PermitId
     const void *name;
     size_t name_len;
     edgelock_lock *lock_out;

@@ -16,6 +16,7 @@
 #include "base/log.hpp"
 
 #include <hiredis/hiredis.h>
+#include <string.h>
 
 #include "base/time.hpp"
 #include "locks/callbacks.hpp"
@@ -23,9 +24,11 @@
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
+#include "locks/permits.hpp"
 #include "locks/release.hpp"
 #include "locks/replicas.hpp"
 #include "locks/watchdog.hpp"
+#include "redis/reply.hpp"
 #include "redisson/names.hpp"
 
 namespace edgelock
@@ -65,16 +68,40 @@ static void abandon_fair_queue(Client *c, const Waiter *w)
     call_start(c, call); // when it cannot, its queue entry lapses after fair_wait_ms
 }
 
+// Give back what a grant took, for a caller that is not to have it. certain:
+// Redis granted it (not a reply that never came).
+static void undo_grant(Client *c, const Waiter *w, bool certain)
+{
+    switch (lock_kind(c, w->lock_id)) {
+    case EDGELOCK_LATCH: return; // an await takes nothing
+    case EDGELOCK_PERMIT_SEMAPHORE: permits_undo(c, w->lock_id, w->permit_base, w->permits); return;
+    case EDGELOCK_SEMAPHORE:
+        // Unknown outcome: giving back a permit that was not taken would
+        // make one too many; a leak is the lesser harm.
+        if (certain)
+            semaphore_undo(c, w->lock_id, w->permits);
+        return;
+    default: cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms)); return;
+    }
+}
+
 // The end of a lock call: OK means acquired by the attempt sent at sent_ms.
 static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value = 0, uint64_t sent_ms = 0)
 {
     Waiter *w = c->waiters.get(index);
-    if (st != EDGELOCK_OK && w->attempted && !c->closing && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
+    edgelock_lock_kind kind = lock_kind(c, w->lock_id);
+    if (st != EDGELOCK_OK && w->attempted && !c->closing && kind == EDGELOCK_FAIR)
         abandon_fair_queue(c, w);
     timer_cancel(&c->waiter_timers[index]);
     if (w->sub_index != kNoIndex)
         pubsub_leave(&c->pubsub, w->sub_index);
-    if (hold_settle(c, w->hold_index, st == EDGELOCK_OK, w->lease_ms, sent_ms))
+    // A latch's await holds nothing after; a plain semaphore's permit has no
+    // lease: held until given back.
+    bool holds = st == EDGELOCK_OK && kind != EDGELOCK_LATCH;
+    int64_t lease = kind == EDGELOCK_SEMAPHORE ? EDGELOCK_MAX_TIME_MS : w->lease_ms;
+    if (holds && kind == EDGELOCK_PERMIT_SEMAPHORE)
+        memcpy(c->holds.get(w->hold_index)->permit_base, w->permit_base, sizeof(w->permit_base));
+    if (hold_settle(c, w->hold_index, holds, lease, sent_ms, w->permits))
         watchdog_arm(c);
     lock_get(c, w->lock_id)->refs--;
     if (w->starved)
@@ -126,6 +153,12 @@ static void attempt(Client *c, uint32_t index)
     call.owner = w->owner;
     call.ref = c->waiters.id_of(index);
     call.lease_ms = effective_lease(c, w->lease_ms);
+    call.permits = (uint16_t)w->permits;
+    if (lock_kind(c, w->lock_id) == EDGELOCK_PERMIT_SEMAPHORE) {
+        // Fresh ids per attempt: an earlier one's undo never meets this one.
+        permit_new_base(c, w->permit_base);
+        memcpy(call.request_id, w->permit_base, sizeof(call.request_id));
+    }
     // With wait_replicas a WAIT goes right behind it: both slots or neither.
     bool replicas = replicas_wanted(c);
     if ((replicas && c->queue.cmds.available() < 2) || !call_start(c, call)) {
@@ -153,9 +186,30 @@ static void attempt(Client *c, uint32_t index)
     }
 }
 
+// What a lock call may ask of each kind: permits (0 for a latch's await),
+// leases, and for expirable permits one group per owner and handle.
+static edgelock_status check_kind(Client *c, const LockEntry *le, uint64_t lock_id, uint64_t owner,
+                                  uint32_t permits, int64_t lease_ms)
+{
+    switch ((edgelock_lock_kind)le->kind) {
+    case EDGELOCK_LATCH: return permits == 0 ? EDGELOCK_OK : EDGELOCK_ERR_INVALID_ARG;
+    case EDGELOCK_SEMAPHORE:
+        if (permits == 0 || permits > kMaxPermitsPerCall || lease_ms != EDGELOCK_LEASE_WATCHDOG)
+            return EDGELOCK_ERR_INVALID_ARG;
+        return EDGELOCK_OK;
+    case EDGELOCK_PERMIT_SEMAPHORE: {
+        if (permits == 0 || permits > kMaxPermitsPerCall)
+            return EDGELOCK_ERR_INVALID_ARG;
+        Hold *h = hold_find(c, lock_id, owner, nullptr);
+        return h && (h->count > 0 || h->pending > 0) ? EDGELOCK_ERR_BUSY : EDGELOCK_OK;
+    }
+    default: return permits == 1 ? EDGELOCK_OK : EDGELOCK_ERR_INVALID_ARG;
+    }
+}
+
 edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t wait_ms,
                               int64_t lease_ms, edgelock_result_fn cb, void *user,
-                              bool give_up_on_connection_error)
+                              bool give_up_on_connection_error, uint32_t permits)
 {
     if (!cb)
         return EDGELOCK_ERR_INVALID_ARG;
@@ -168,6 +222,9 @@ edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int
     LockEntry *le = lock_get(c, lock.id);
     if (!le)
         return EDGELOCK_ERR_STALE_HANDLE;
+    edgelock_status kind_st = check_kind(c, le, lock.id, owner, permits, lease_ms);
+    if (kind_st != EDGELOCK_OK)
+        return kind_st;
     if (c->waiters.full() || c->queue.cmds.full())
         return EDGELOCK_ERR_TABLE_FULL;
     uint32_t hold_index;
@@ -188,6 +245,7 @@ edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int
     w->sub_index = kNoIndex;
     w->last_error = EDGELOCK_OK;
     w->give_up_on_connection_error = give_up_on_connection_error;
+    w->permits = permits;
     le->refs++;
     // Our releases of this lock were heard by waiters twice in a row: let
     // one of them take its turn, then try (kYieldEveryHeard: a non-fair
@@ -262,7 +320,7 @@ static void acquired(Client *c, uint32_t index, int64_t value, uint64_t sent_ms)
     Waiter *w = c->waiters.get(index);
     if (w->cancelled) {
         // Too late to stop this attempt: give back what it took (one count).
-        cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
+        undo_grant(c, w, true);
         finish(c, index, EDGELOCK_ERR_CANCELLED);
         return;
     }
@@ -308,7 +366,7 @@ static void wait_again(Client *c, uint32_t index)
         st = w->granted_on ? EDGELOCK_ERR_TABLE_FULL : EDGELOCK_ERR_NOT_REPLICATED;
     }
     w->replicating = false;
-    cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
+    undo_grant(c, w, true);
     finish(c, index, st);
 }
 
@@ -339,7 +397,7 @@ static void wait_done(Client *c, const LockCall *call, uint64_t, uint64_t, redis
     }
     // Not known to be on enough replicas: the caller does not hold it, so
     // neither may Redis. One release, answered to nobody.
-    cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
+    undo_grant(c, w, true);
     finish(c, index, verdict);
 }
 
@@ -350,6 +408,16 @@ static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
     if (!w)
         return; // completed at shutdown
     uint32_t index = id_index(call->ref);
+    if (st == EDGELOCK_OK && !kind_serves(lock_kind(c, w->lock_id), KindClass::Lock)) {
+        w->last_error = EDGELOCK_OK;
+        int64_t ttl = 0;
+        switch (read_take_reply(lock_kind(c, w->lock_id), reply, edgelock_port_wall_ms(), &ttl)) {
+        case TakeAnswer::Taken: acquired(c, index, 0, sent_ms); break;
+        case TakeAnswer::NotYet: held_elsewhere(c, index, ttl); break;
+        case TakeAnswer::Malformed: finish(c, index, EDGELOCK_ERR_PROTOCOL); break;
+        }
+        return;
+    }
     if (st == EDGELOCK_OK) {
         w->last_error = EDGELOCK_OK;
         if (reply->type == REDIS_REPLY_NIL) {
@@ -386,7 +454,7 @@ static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
     // the release until the lease ends (renewal stops at our count 0).
     Hold *h = c->holds.get(w->hold_index);
     if (h->count == 0 && sent_ms != 0)
-        cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms));
+        undo_grant(c, w, false);
     if (w->cancelled) {
         finish(c, index, EDGELOCK_ERR_CANCELLED);
         return;
@@ -426,9 +494,53 @@ static void wake(Client *c, uint32_t index)
         attempt(c, index);
 }
 
+// A semaphore's message says how many permits became free (Redisson: wake
+// that many of the waiters); a latch's "0" opens every waiter, its "1" (a new
+// count) none.
+static void semaphore_or_latch_message(Client *c, uint32_t sub_index, edgelock_lock_kind kind,
+                                       const char *msg, size_t len)
+{
+    int64_t freed = 0;
+    if (kind == EDGELOCK_LATCH) {
+        if (len == 1 && msg[0] == kLatchOpenMessage[0])
+            acquire_on_subscribed(c, sub_index);
+        return;
+    }
+    if (!parse_decimal(msg, len, &freed) || freed <= 0)
+        return;
+    // Oldest first: idle waiters try now, one with an attempt in flight
+    // tries again when it answers; each at most once per message.
+    uint64_t after = 0; // arrival order of the last one woken
+    for (int64_t k = 0; k < freed; k++) {
+        uint32_t best = kNoIndex;
+        for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+            Waiter *w = c->waiters.get(i);
+            if (!w || w->sub_index != sub_index || w->seq <= after || w->wake_pending)
+                continue;
+            if (best == kNoIndex || w->seq < c->waiters.get(best)->seq)
+                best = i;
+        }
+        if (best == kNoIndex)
+            return;
+        after = c->waiters.get(best)->seq;
+        wake(c, best);
+    }
+}
+
 void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_t len)
 {
     auto *c = static_cast<Client *>(client);
+    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+        Waiter *w = c->waiters.get(i);
+        if (w && w->sub_index == sub_index) {
+            edgelock_lock_kind kind = lock_kind(c, w->lock_id);
+            if (!kind_serves(kind, KindClass::Lock)) {
+                semaphore_or_latch_message(c, sub_index, kind, msg, len);
+                return;
+            }
+            break;
+        }
+    }
     // Redisson: "0" (unlock) wakes one waiter, "1" (read unlock) and anything
     // else wake all.
     if (!(len == 1 && msg[0] == kUnlockMessage[0])) {

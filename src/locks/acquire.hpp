@@ -46,6 +46,10 @@ struct Waiter {
     uint8_t waits_again;    // WAITs asked again for one attempt's grant (acquire.cpp)
     int64_t acquired_value; // the fencing token, while replicating
     uint64_t acquired_sent_ms;
+    // Semaphores: permits wanted (0: a latch's await). Expirable: the ids
+    // of the attempt in flight, from this base (a fresh one per attempt).
+    uint32_t permits;
+    uint8_t permit_base[16];
 };
 
 // One timer per waiter slot: c->waiter_timers[i] serves waiter slot i.
@@ -57,9 +61,10 @@ void acquire_fini_timers(Client *c);
 // give_up_on_connection_error: end with CONNECTION/TIMEOUT at the first sign
 // that Redis is unreachable instead of waiting for it to come back (RedLock
 // members: a dead server must cost one attempt, not its share of the wait).
+// permits: a semaphore's permits to take (1 for a lock); 0 awaits a latch.
 edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t wait_ms,
                               int64_t lease_ms, edgelock_result_fn cb, void *user,
-                              bool give_up_on_connection_error = false);
+                              bool give_up_on_connection_error = false, uint32_t permits = 1);
 void acquire_retry_all(Client *c); // the command connection came back
 void acquire_fail_all(Client *c, edgelock_status st);
 // edgelock_cancel(): every lock call of owner ends with CANCELLED, holding

@@ -30,23 +30,27 @@ struct LockCall {
     uint64_t lock_id = 0;
     uint64_t owner = 0;
     uint64_t ref = 0;              // Acquire: waiter id
-    int64_t lease_ms = 0;          // Acquire: lease; Release: lease to restore on a partial release
-    uint8_t request_id[16] = {};   // unlock latch
+    int64_t lease_ms = 0;          // Acquire: lease; Release: lease to restore on a partial release;
+                                   // SetPermits, AddPermits, LatchSetCount: the number
+    uint8_t request_id[16] = {};   // unlock latch; expirable permits: their base id (permit_id())
     LockCallDoneFn done = nullptr; // null: the outcome is not needed
     edgelock_result_fn cb = nullptr;
     void *user = nullptr;
     union {
         edgelock_lock_info *info = nullptr; // Info: the caller's snapshot
         edgelock_scan *scan;                // Scan: the caller's page
+        edgelock_semaphore_info *sem_info;  // SemaphoreInfo: the caller's snapshot
     };
     LockOp op = LockOp::Acquire;
-    bool read_batch = false;      // Renew: a batch of read holds (rw_renew.lua)
-    bool pins_lock = false;       // holds a ref on lock_id (its name is needed to format it)
-    bool unpin_when_sent = false; // housekeeping no caller waits on: the handle may go once sent
-    bool cleanup = false;         // Release: an uncertain acquire's undo; no caller
-    bool drain = false;           // Release: one more to drop counts the owner no longer has
-    uint8_t drains_left = 0;      // Release: how many more such may follow
-    bool force_eval = false;      // a script not preloaded: always EVAL
+    RenewKind renew = RenewKind::Lock; // Renew: which script the batch runs
+    bool pins_lock = false;            // holds a ref on lock_id (its name is needed to format it)
+    bool unpin_when_sent = false;      // housekeeping no caller waits on: the handle may go once sent
+    bool cleanup = false;              // Release: an uncertain acquire's undo; no caller
+    bool drain = false;                // Release: one more to drop counts the owner no longer has
+    uint8_t drains_left = 0;           // Release: how many more such may follow
+    bool force_eval = false;           // a script not preloaded: always EVAL
+    bool was_held = false;             // semaphore Release: the hold was active by our clock when sent
+    uint16_t permits = 0;              // semaphore Acquire/Release: how many
 
     // op on lock_id (0: none), completing through done; everything else zero.
     LockCall(LockOp o, uint64_t lock, LockCallDoneFn fn) : lock_id(lock), done(fn), op(o) {}

@@ -17,7 +17,23 @@ static bool valid_kind(edgelock_lock_kind kind)
     case EDGELOCK_FAIR:
     case EDGELOCK_READ:
     case EDGELOCK_WRITE:
-    case EDGELOCK_FENCED: return true;
+    case EDGELOCK_FENCED:
+    case EDGELOCK_SEMAPHORE:
+    case EDGELOCK_PERMIT_SEMAPHORE:
+    case EDGELOCK_LATCH: return true;
+    }
+    return false;
+}
+
+bool kind_serves(edgelock_lock_kind kind, KindClass cls)
+{
+    bool semaphore = kind == EDGELOCK_SEMAPHORE || kind == EDGELOCK_PERMIT_SEMAPHORE;
+    switch (cls) {
+    case KindClass::Lock: return !semaphore && kind != EDGELOCK_LATCH;
+    case KindClass::LockOrSemaphore: return kind != EDGELOCK_LATCH;
+    case KindClass::Semaphore: return semaphore;
+    case KindClass::Expirable: return kind == EDGELOCK_PERMIT_SEMAPHORE;
+    case KindClass::Latch: return kind == EDGELOCK_LATCH;
     }
     return false;
 }
@@ -63,14 +79,17 @@ edgelock_status lock_free(Client *c, edgelock_lock lock)
     return EDGELOCK_OK;
 }
 
-edgelock_status lock_check_call(Client *c, edgelock_lock lock, edgelock_result_fn cb)
+edgelock_status lock_check_call(Client *c, edgelock_lock lock, edgelock_result_fn cb, KindClass cls)
 {
     if (!cb)
         return EDGELOCK_ERR_INVALID_ARG;
     if (c->closing)
         return EDGELOCK_ERR_SHUTDOWN;
-    if (!lock_get(c, lock.id))
+    LockEntry *le = lock_get(c, lock.id);
+    if (!le)
         return EDGELOCK_ERR_STALE_HANDLE;
+    if (!kind_serves((edgelock_lock_kind)le->kind, cls))
+        return EDGELOCK_ERR_INVALID_ARG;
     return EDGELOCK_OK;
 }
 

@@ -40,8 +40,21 @@ constexpr uint64_t kYieldMinMs = 2; // plus two of the release's own round trips
 edgelock_status lock_new(Client *c, edgelock_lock_kind kind, const void *name, size_t len,
                          edgelock_lock *out);
 edgelock_status lock_free(Client *c, edgelock_lock lock);
+// Which handle kinds a call serves (the lock table holds semaphores and
+// latches too).
+enum class KindClass : uint8_t {
+    Lock,            // the five lock kinds
+    LockOrSemaphore, // lock and unlock
+    Semaphore,       // either semaphore kind
+    Expirable,       // EDGELOCK_PERMIT_SEMAPHORE
+    Latch,
+};
+bool kind_serves(edgelock_lock_kind kind, KindClass cls);
+
 // What every call on a lock checks first: a callback, a client not closing, a
-// live handle. OK, INVALID_ARG, SHUTDOWN or STALE_HANDLE.
-edgelock_status lock_check_call(Client *c, edgelock_lock lock, edgelock_result_fn cb);
+// live handle of a kind the call serves. OK, INVALID_ARG, SHUTDOWN or
+// STALE_HANDLE.
+edgelock_status lock_check_call(Client *c, edgelock_lock lock, edgelock_result_fn cb,
+                                KindClass cls = KindClass::Lock);
 
 } // namespace edgelock

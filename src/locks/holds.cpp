@@ -100,7 +100,7 @@ bool hold_renewable(const Hold *h)
     return h->count > 0 && h->watchdog && !h->lost;
 }
 
-static void acquired(Hold *h, int64_t lease_ms, uint64_t sent_ms)
+static void acquired(Hold *h, int64_t lease_ms, uint64_t sent_ms, uint32_t permits)
 {
     if (lease_ms == EDGELOCK_LEASE_WATCHDOG) {
         h->watchdog = true;
@@ -110,11 +110,12 @@ static void acquired(Hold *h, int64_t lease_ms, uint64_t sent_ms)
         h->expires_ms = add_ms(sent_ms, (uint64_t)lease_ms);
     }
     h->lease_ms = lease_ms;
-    h->count++;
+    h->count += permits;
     h->confirmed_ms = sent_ms;
 }
 
-bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, uint64_t sent_ms)
+bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, uint64_t sent_ms,
+                 uint32_t permits)
 {
     Hold *h = c->holds.get(index);
     bool watchdog = false;
@@ -133,7 +134,7 @@ bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, 
         // resending the old one's request id would get its answer from the
         // unlock latch ("released") and release nothing of this hold.
         h->unlock_uncertain = false;
-        acquired(h, lease_ms, sent_ms);
+        acquired(h, lease_ms, sent_ms, permits);
         watchdog = h->watchdog;
     }
     hold_unpin(c, index);

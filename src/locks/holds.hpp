@@ -35,6 +35,9 @@ struct Hold {
     uint64_t server_instance; // the Redis process of the latest acquire (Connection::server_instance)
     bool unlock_uncertain;
     uint8_t unlock_request_id[16];
+    // An expirable semaphore's permits held: count of them, ids from this
+    // base (permit_id()).
+    uint8_t permit_base[16];
     uint32_t next_in_bucket; // the index's chain (Client::hold_buckets)
 };
 
@@ -48,7 +51,9 @@ void hold_release_if_idle(Client *c, uint32_t index); // free when nothing refer
 bool hold_active(const Hold *h, uint64_t now);
 // A lock call on the pair is over: acquired (by an attempt sent at sent_ms,
 // with lease_ms) or not. Unpins it. True when the watchdog must run.
-bool hold_settle(Client *c, uint32_t index, bool acquired, int64_t lease_ms, uint64_t sent_ms);
+// permits: how many a semaphore call took (the count goes up by that).
+bool hold_settle(Client *c, uint32_t index, bool acquired, int64_t lease_ms, uint64_t sent_ms,
+                 uint32_t permits = 1);
 void hold_mark_lost(Client *c, uint32_t index); // tells on_lock_lost; h may be gone after
 bool hold_renewable(const Hold *h);
 // Whether owner may still act on lock_id by this client's clock, and for how

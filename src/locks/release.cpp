@@ -12,6 +12,7 @@
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
+#include "locks/permits.hpp"
 #include "locks/replicas.hpp"
 
 namespace edgelock
@@ -258,7 +259,7 @@ static bool start_with_wait(Client *c, const LockCall &release, edgelock_result_
 edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edgelock_result_fn cb,
                               void *user)
 {
-    edgelock_status st = lock_check_call(c, lock, cb);
+    edgelock_status st = lock_check_call(c, lock, cb, KindClass::LockOrSemaphore);
     if (st != EDGELOCK_OK)
         return st;
     uint32_t hi;
@@ -267,6 +268,8 @@ edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edg
         clear_lost(c, hi);
         return EDGELOCK_ERR_LOST;
     }
+    if (!kind_serves(lock_kind(c, lock.id), KindClass::Lock))
+        return semaphore_release_start(c, lock, owner, cb, user);
     LockCall call = make_release(c, lock.id, owner, lease_for(c, h));
     if (h && h->unlock_uncertain) // a retry: the latch answers if the first one ran
         memcpy(call.request_id, h->unlock_request_id, sizeof(call.request_id));

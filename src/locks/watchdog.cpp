@@ -101,15 +101,22 @@ static void renew_wait_done(Client *c, const LockCall *call, uint64_t, uint64_t,
     }
 }
 
-// One renewal script call being filled: read holds and the others use
-// different scripts, so each has its own. On a cluster one script may touch
+// One renewal script call being filled: read holds, expirable permits and
+// the others use different scripts, so each has its own. On a cluster one script may touch
 // one slot only (CROSSSLOT), so each slot has its own too, as in Redisson.
 struct RenewBatch {
     uint64_t id;
     uint32_t size;
-    bool read;
+    RenewKind kind;
     uint16_t slot;
 };
+
+static RenewKind renew_kind_of(edgelock_lock_kind kind)
+{
+    return kind == EDGELOCK_READ               ? RenewKind::Read
+           : kind == EDGELOCK_PERMIT_SEMAPHORE ? RenewKind::Permits
+                                               : RenewKind::Lock;
+}
 
 // Batches being filled on a cluster; the oldest goes out when all are taken.
 constexpr uint32_t kOpenBatches = 8;
@@ -141,7 +148,7 @@ static bool batch_add(Client *c, RenewBatch &b, Hold *h)
         if (replicas_wanted(c) && c->queue.cmds.available() < 2)
             return false; // a batch and its WAIT, or neither
         LockCall call(LockOp::Renew, 0, renew_done);
-        call.read_batch = b.read;
+        call.renew = b.kind;
         if (!call_new(c, call, &b.id))
             return false;
         call_set_slot(c, b.id, b.slot);
@@ -149,7 +156,7 @@ static bool batch_add(Client *c, RenewBatch &b, Hold *h)
     h->renewing = true;
     h->renew_cmd = b.id;
     h->renew_pos = b.size++;
-    if (b.size == kRenewBatch)
+    if (b.size == (b.kind == RenewKind::Permits ? kPermitRenewBatch : kRenewBatch))
         batch_submit(c, b);
     return true;
 }
@@ -162,7 +169,8 @@ static void tick(void *arg, Timer *)
     const uint64_t now = loop_now(&c->loop);
     uint64_t next = now + lease / 3;
     bool any = false;
-    RenewBatch plain = {0, 0, false, 0}, read = {0, 0, true, 0};
+    RenewBatch plain = {0, 0, RenewKind::Lock, 0}, read = {0, 0, RenewKind::Read, 0},
+               permits = {0, 0, RenewKind::Permits, 0};
     RenewBatch open[kOpenBatches] = {};
     uint32_t next_out = 0; // the open batch to submit when none is free
     for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
@@ -179,14 +187,14 @@ static void tick(void *arg, Timer *)
         uint16_t slot = lock_slot(c, h->lock_id);
         if (h->renewing || !slot_ready(c, slot))
             continue;
-        bool is_read = lock_kind(c, h->lock_id) == EDGELOCK_READ;
+        RenewKind kind = renew_kind_of(lock_kind(c, h->lock_id));
         if (!c->url.cluster) {
-            batch_add(c, is_read ? read : plain, h);
+            batch_add(c, kind == RenewKind::Read ? read : kind == RenewKind::Permits ? permits : plain, h);
             continue;
         }
         RenewBatch *b = nullptr;
         for (uint32_t k = 0; k < kOpenBatches && !b; k++)
-            if (open[k].id && open[k].slot == slot && open[k].read == is_read)
+            if (open[k].id && open[k].slot == slot && open[k].kind == kind)
                 b = &open[k];
         for (uint32_t k = 0; k < kOpenBatches && !b; k++)
             if (!open[k].id)
@@ -198,13 +206,14 @@ static void tick(void *arg, Timer *)
         }
         if (!b->id) {
             b->slot = slot;
-            b->read = is_read;
+            b->kind = kind;
         }
         batch_add(c, *b, h);
     }
     if (!c->closing) {
         batch_submit(c, plain);
         batch_submit(c, read);
+        batch_submit(c, permits);
         for (RenewBatch &b : open)
             batch_submit(c, b);
     }

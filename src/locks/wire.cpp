@@ -25,11 +25,11 @@ static void format_batch(Client *c, const Command *cmd, uint64_t id, RespCommand
     for (uint32_t i = 0; i < c->holds.capacity(); i++) {
         Hold *h = c->holds.get(i);
         if (h && h->renewing && h->renew_cmd == id && h->renew_pos < kRenewBatch) {
-            items[h->renew_pos] = RenewItem{lock_ref(c, h->lock_id), h->owner};
+            items[h->renew_pos] = RenewItem{lock_ref(c, h->lock_id), h->owner, h->permit_base, h->count};
             n++;
         }
     }
-    format_renew(rc, c->protocol, cmd->eval_fallback, call_of(cmd)->read_batch, items, n);
+    format_renew(rc, c->protocol, cmd->eval_fallback, call_of(cmd)->renew, items, n);
 }
 
 bool wire_format(void *client, Command *cmd, uint64_t id, RespCommand &rc)
@@ -57,6 +57,8 @@ bool wire_format(void *client, Command *cmd, uint64_t id, RespCommand &rc)
     a.owner = call->owner;
     a.lease_ms = call->lease_ms;
     a.request_id = call->request_id;
+    a.permits = call->permits;
+    a.count = call->lease_ms;
     format_lock_op(rc, c->protocol, a, lock_ref(c, call->lock_id));
     // Housekeeping the user did not ask for must not keep lock_free() BUSY
     // once its bytes are out; no caller waits on its lock handle.
@@ -73,7 +75,7 @@ bool wire_reload(void *client, const Command *cmd, RespCommand &rc)
     const LockCall *call = call_of(cmd);
     edgelock_lock_kind kind =
         call->lock_id && lock_get(c, call->lock_id) ? lock_kind(c, call->lock_id) : EDGELOCK_REENTRANT;
-    ScriptId id = script_of(call->op, kind, call->read_batch);
+    ScriptId id = script_of(call->op, kind, call->renew);
     if (id == kScriptCount)
         return false;
     format_script_load(rc, id);

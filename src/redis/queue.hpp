@@ -35,7 +35,7 @@ using CommandDoneFn = void (*)(void *ctx, const Command *cmd, uint64_t id, struc
 // The creator's arguments, opaque to the queue: room for 7 words of 64 bits
 // and 4 pointers (locks/calls.hpp's LockCall, which checks that it fits).
 struct CommandArgs {
-    alignas(8) unsigned char bytes[7 * 8 + 4 * sizeof(void *)];
+    alignas(8) unsigned char bytes[8 * 8 + 4 * sizeof(void *)];
 };
 
 struct Command {

@@ -9,6 +9,22 @@
 namespace edgelock
 {
 
+bool parse_decimal(const char *s, size_t len, int64_t *out)
+{
+    if (len == 0 || len > 20)
+        return false;
+    char buf[24];
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (end == buf || *end != 0 || errno == ERANGE) // not clamped to LLONG_MIN/MAX
+        return false;
+    *out = v;
+    return true;
+}
+
 bool reply_integer(const redisReply *r, int64_t *out)
 {
     if (r->type == REDIS_REPLY_INTEGER) {
@@ -19,19 +35,7 @@ bool reply_integer(const redisReply *r, int64_t *out)
         *out = 0;
         return true;
     }
-    if (r->type == REDIS_REPLY_STRING && r->len > 0 && r->len < 21) {
-        char buf[24];
-        memcpy(buf, r->str, r->len);
-        buf[r->len] = 0;
-        char *end;
-        errno = 0;
-        long long v = strtoll(buf, &end, 10);
-        if (end != buf && *end == 0 && errno != ERANGE) { // not clamped to LLONG_MIN/MAX
-            *out = v;
-            return true;
-        }
-    }
-    return false;
+    return r->type == REDIS_REPLY_STRING && parse_decimal(r->str, r->len, out);
 }
 
 bool reply_is_text(const redisReply *r)

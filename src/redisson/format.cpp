@@ -99,6 +99,46 @@ void latch(RespCommand &rc, const LockRef &l, const LockOpArgs &a)
     rc.end_arg();
 }
 
+bool is_semaphore(const LockRef &l)
+{
+    return l.kind == EDGELOCK_SEMAPHORE || l.kind == EDGELOCK_PERMIT_SEMAPHORE;
+}
+
+void semaphore_channel(RespCommand &rc, const LockRef &l)
+{
+    prefixed(rc, l, kSemaphoreChannelPrefix);
+}
+
+void latch_channel(RespCommand &rc, const LockRef &l)
+{
+    write_latch_channel(rc.begin_arg(), l.name, l.len);
+    rc.end_arg();
+}
+
+// suffix_name(name, "timeout"): the expirable permits' zset.
+void permit_zset(RespCommand &rc, const LockRef &l)
+{
+    write_suffix_name(rc.begin_arg(), l.name, l.len, kPermitTimeoutSuffix, strlen(kPermitTimeoutSuffix));
+    rc.end_arg();
+}
+
+// The raw ids of the permits a call takes or gives back.
+void permit_ids(RespCommand &rc, const uint8_t *base, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        uint8_t id[16];
+        permit_id(base, k, id);
+        rc.arg(reinterpret_cast<const char *>(id), sizeof(id));
+    }
+}
+
+// A permit's deadline: ms since the epoch by our clock, as Redisson's
+// acquirer computes it, or the no-expiry sentinel.
+int64_t permit_deadline(int64_t lease_ms)
+{
+    return lease_ms > 0 ? edgelock_port_wall_ms() + lease_ms : kPermitNoExpiry;
+}
+
 void script(RespCommand &rc, const LockOpArgs &a, ScriptId id, uint32_t nkeys)
 {
     const Script &s = kScripts[id];
@@ -151,6 +191,27 @@ void acquire(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, cons
         key(rc, l);
         rc.arg_i64(a.lease_ms);
         owner_arg(rc, p, l, a.owner);
+        break;
+    case EDGELOCK_SEMAPHORE:
+        script(rc, a, kScriptSemaphoreAcquire, 1);
+        key(rc, l);
+        rc.arg_u64(a.permits);
+        break;
+    case EDGELOCK_PERMIT_SEMAPHORE:
+        script(rc, a, kScriptPermitAcquire, 3);
+        key(rc, l);
+        permit_zset(rc, l);
+        semaphore_channel(rc, l);
+        rc.arg_u64(a.permits);
+        rc.arg_i64(permit_deadline(a.lease_ms));
+        rc.arg_i64(edgelock_port_wall_ms());
+        rc.arg_i64(kPermitNoExpiry);
+        rc.arg(p.publish);
+        permit_ids(rc, a.request_id, a.permits);
+        break;
+    case EDGELOCK_LATCH: // await: its count
+        rc.arg("GET");
+        key(rc, l);
         break;
     }
 }
@@ -207,6 +268,85 @@ void release(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, cons
         rc.arg(p.publish);
         rc.arg_u64(p.unlock_latch_ttl_ms);
         break;
+    case EDGELOCK_SEMAPHORE:
+        script(rc, a, kScriptSemaphoreRelease, 2);
+        key(rc, l);
+        semaphore_channel(rc, l);
+        rc.arg_u64(a.permits);
+        rc.arg(p.publish);
+        break;
+    case EDGELOCK_PERMIT_SEMAPHORE:
+        script(rc, a, kScriptPermitRelease, 3);
+        key(rc, l);
+        semaphore_channel(rc, l);
+        permit_zset(rc, l);
+        rc.arg_u64(a.permits);
+        rc.arg_i64(edgelock_port_wall_ms());
+        rc.arg(p.publish);
+        permit_ids(rc, a.request_id, a.permits);
+        break;
+    case EDGELOCK_LATCH: break; // nothing to release (the API refuses it)
+    }
+}
+
+// The semaphores' and the latch's own operations.
+void semaphore_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, const LockRef &l)
+{
+    bool expirable = l.kind == EDGELOCK_PERMIT_SEMAPHORE;
+    switch (a.op) {
+    case LockOp::SetPermits:
+        script(rc, a, kScriptSemaphoreTrySet, 2);
+        key(rc, l);
+        semaphore_channel(rc, l);
+        rc.arg_i64(a.count);
+        rc.arg(p.publish);
+        break;
+    case LockOp::AddPermits:
+        script(rc, a, expirable ? kScriptPermitAdd : kScriptSemaphoreAdd, 2);
+        key(rc, l);
+        semaphore_channel(rc, l);
+        rc.arg_i64(a.count);
+        rc.arg(p.publish);
+        break;
+    case LockOp::SemaphoreInfo:
+        script(rc, a, kScriptSemaphoreInfo, 3);
+        key(rc, l);
+        permit_zset(rc, l);
+        semaphore_channel(rc, l);
+        rc.arg_i64(edgelock_port_wall_ms());
+        rc.arg(p.publish);
+        rc.arg(strcmp(p.publish, "spublish") == 0 ? "shardnumsub" : "numsub");
+        break;
+    case LockOp::ReleasePermit:
+        script(rc, a, kScriptPermitReleaseOne, 3);
+        key(rc, l);
+        semaphore_channel(rc, l);
+        permit_zset(rc, l);
+        rc.arg(reinterpret_cast<const char *>(a.request_id), 16);
+        rc.arg("1");
+        rc.arg_i64(edgelock_port_wall_ms());
+        rc.arg(p.publish);
+        break;
+    case LockOp::LatchSetCount:
+        script(rc, a, kScriptLatchTrySet, 2);
+        key(rc, l);
+        latch_channel(rc, l);
+        rc.arg(kLatchNewCountMessage);
+        rc.arg_i64(a.count);
+        rc.arg(p.publish);
+        break;
+    case LockOp::LatchCountDown:
+        script(rc, a, kScriptLatchCountDown, 2);
+        key(rc, l);
+        latch_channel(rc, l);
+        rc.arg(kLatchOpenMessage);
+        rc.arg(p.publish);
+        break;
+    case LockOp::LatchCount:
+        rc.arg("GET");
+        key(rc, l);
+        break;
+    default: break;
     }
 }
 
@@ -230,12 +370,43 @@ void force_release(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a
 
 } // namespace
 
-void format_renew(RespCommand &rc, const ClientProtocol &p, bool eval, bool read_batch,
-                  const RenewItem *items, uint32_t n)
+void permit_id(const uint8_t *base, uint32_t k, uint8_t out[16])
+{
+    memcpy(out, base, 16);
+    out[14] = (uint8_t)(k >> 8);
+    out[15] = (uint8_t)k;
+}
+
+// KEYS: counter, zset, channel per hold; ARGV: now, deadline, publish, then
+// per hold its count and ids (permit_renew.lua).
+static void format_permit_renew(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a,
+                                const RenewItem *items, uint32_t n)
+{
+    script(rc, a, kScriptPermitRenew, 3 * n);
+    for (uint32_t k = 0; k < n; k++) {
+        key(rc, items[k].lock);
+        permit_zset(rc, items[k].lock);
+        semaphore_channel(rc, items[k].lock);
+    }
+    rc.arg_i64(edgelock_port_wall_ms());
+    rc.arg_i64(permit_deadline(p.watchdog_lease_ms));
+    rc.arg(p.publish);
+    for (uint32_t k = 0; k < n; k++) {
+        rc.arg_u64(items[k].permits);
+        permit_ids(rc, items[k].permit_base, items[k].permits);
+    }
+}
+
+void format_renew(RespCommand &rc, const ClientProtocol &p, bool eval, RenewKind kind, const RenewItem *items,
+                  uint32_t n)
 {
     LockOpArgs a = {};
     a.eval = eval;
-    script(rc, a, read_batch ? kScriptReadRenew : kScriptRenew, n);
+    if (kind == RenewKind::Permits) {
+        format_permit_renew(rc, p, a, items, n);
+        return;
+    }
+    script(rc, a, kind == RenewKind::Read ? kScriptReadRenew : kScriptRenew, n);
     for (uint32_t k = 0; k < n; k++)
         key(rc, items[k].lock);
     rc.arg_u64(p.watchdog_lease_ms);
@@ -285,6 +456,13 @@ void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &
     case LockOp::Renew: break; // a batch: format_renew()
     case LockOp::Wait: break;  // no lock: format_wait()
     case LockOp::Scan: break;  // no lock: format_scan()
+    case LockOp::SetPermits:
+    case LockOp::AddPermits:
+    case LockOp::SemaphoreInfo:
+    case LockOp::ReleasePermit:
+    case LockOp::LatchSetCount:
+    case LockOp::LatchCountDown:
+    case LockOp::LatchCount: semaphore_op(rc, p, a, l); break;
     case LockOp::Info:
         script(rc, a, kScriptLockInfo, 4);
         key(rc, l);
@@ -298,9 +476,16 @@ void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &
     }
 }
 
-ScriptId script_of(LockOp op, edgelock_lock_kind kind, bool read_batch)
+ScriptId script_of(LockOp op, edgelock_lock_kind kind, RenewKind renew)
 {
     switch (op) {
+    case LockOp::SetPermits: return kScriptSemaphoreTrySet;
+    case LockOp::AddPermits:
+        return kind == EDGELOCK_PERMIT_SEMAPHORE ? kScriptPermitAdd : kScriptSemaphoreAdd;
+    case LockOp::SemaphoreInfo: return kScriptSemaphoreInfo;
+    case LockOp::ReleasePermit: return kScriptPermitReleaseOne;
+    case LockOp::LatchSetCount: return kScriptLatchTrySet;
+    case LockOp::LatchCountDown: return kScriptLatchCountDown;
     case LockOp::Acquire:
         switch (kind) {
         case EDGELOCK_REENTRANT: return kScriptAcquire;
@@ -308,6 +493,9 @@ ScriptId script_of(LockOp op, edgelock_lock_kind kind, bool read_batch)
         case EDGELOCK_FAIR: return kScriptFairAcquire;
         case EDGELOCK_READ: return kScriptReadAcquire;
         case EDGELOCK_WRITE: return kScriptWriteAcquire;
+        case EDGELOCK_SEMAPHORE: return kScriptSemaphoreAcquire;
+        case EDGELOCK_PERMIT_SEMAPHORE: return kScriptPermitAcquire;
+        case EDGELOCK_LATCH: return kScriptCount;
         }
         break;
     case LockOp::Release:
@@ -317,10 +505,16 @@ ScriptId script_of(LockOp op, edgelock_lock_kind kind, bool read_batch)
         case EDGELOCK_FAIR: return kScriptFairRelease;
         case EDGELOCK_READ: return kScriptReadRelease;
         case EDGELOCK_WRITE: return kScriptWriteRelease;
+        case EDGELOCK_SEMAPHORE: return kScriptSemaphoreRelease;
+        case EDGELOCK_PERMIT_SEMAPHORE: return kScriptPermitRelease;
+        case EDGELOCK_LATCH: return kScriptCount;
         }
         break;
     case LockOp::ForceRelease: return kind == EDGELOCK_FAIR ? kScriptFairForceRelease : kScriptForceRelease;
-    case LockOp::Renew: return read_batch ? kScriptReadRenew : kScriptRenew;
+    case LockOp::Renew:
+        return renew == RenewKind::Permits ? kScriptPermitRenew
+               : renew == RenewKind::Read  ? kScriptReadRenew
+                                           : kScriptRenew;
     case LockOp::Extend: return kind == EDGELOCK_READ ? kScriptReadRenew : kScriptRenew;
     case LockOp::Abandon: return kScriptFairAbandon;
     case LockOp::Info: return kScriptLockInfo;
@@ -357,6 +551,14 @@ void format_script_load(RespCommand &rc, ScriptId id)
 
 void write_waiter_channel(Writer &w, const ClientProtocol &p, const LockRef &l, uint64_t owner)
 {
+    if (is_semaphore(l)) {
+        write_prefix_name(w, kSemaphoreChannelPrefix, l.name, l.len);
+        return;
+    }
+    if (l.kind == EDGELOCK_LATCH) {
+        write_latch_channel(w, l.name, l.len);
+        return;
+    }
     bool rw = l.kind == EDGELOCK_READ || l.kind == EDGELOCK_WRITE;
     write_prefix_name(w, rw ? kRwChannelPrefix : kLockChannelPrefix, l.name, l.len);
     if (l.kind == EDGELOCK_FAIR) {

@@ -30,7 +30,26 @@ enum class LockOp : uint8_t {
     Info,        // read-only snapshot (lock_info.lua)
     Wait,        // WAIT for replicas after a lock or unlock (no lock)
     Scan,        // one SCAN page of hash keys (no lock): edgelock_scan_locks()
+    // Semaphores and the latch (permits.cpp): Acquire and Release above take
+    // and give back permits (a latch's Acquire reads its count: await).
+    SetPermits,     // trySetPermits(n)
+    AddPermits,     // addPermits(n), n may be negative
+    SemaphoreInfo,  // free, taken and waiting (semaphore_info.lua)
+    ReleasePermit,  // one expirable permit by its id, whoever holds it
+    LatchSetCount,  // trySetCount(c)
+    LatchCountDown, // countDown()
+    LatchCount,     // getCount()
 };
+
+// The no-expiry score of an expirable permit taken without a lease
+// (Redisson's nonExpirableTimeout).
+constexpr int64_t kPermitNoExpiry = 922337203685477LL;
+// Permits one call may take: their ids travel in one script call.
+constexpr uint32_t kMaxPermitsPerCall = EDGELOCK_MAX_PERMITS;
+// The id of permit k of a call: the call's base id (16 bytes, its last two
+// zero) with k in the last two. Redisson's ids are 16 random bytes; ours are
+// 8 random bytes per client and a counter, unique all the same.
+void permit_id(const uint8_t *base, uint32_t k, uint8_t out[16]);
 
 // A lock as the wire sees it: its name and kind.
 struct LockRef {
@@ -55,14 +74,31 @@ struct LockOpArgs {
     bool eval; // send the script body (EVAL) instead of EVALSHA
     uint64_t owner;
     int64_t lease_ms;
-    const uint8_t *request_id; // 16 bytes: the unlock latch (Release, LatchDelete)
+    const uint8_t *request_id; // 16 bytes: the unlock latch (Release, LatchDelete);
+                               // expirable permits: the base id (Acquire, Release)
+                               // or the id (ReleasePermit)
+    uint32_t permits;          // semaphores: permits taken or given back
+    int64_t count;             // SetPermits, AddPermits, LatchSetCount: the number
+};
+
+// The watchdog's renewal calls: each kind has its own script.
+enum class RenewKind : uint8_t {
+    Lock,    // lock_renew.lua: reentrant, fair, fenced, write holds
+    Read,    // rw_renew.lua
+    Permits, // permit_renew.lua: expirable semaphore permits
 };
 
 // One hold in a renewal batch.
 struct RenewItem {
     LockRef lock;
     uint64_t owner;
+    const uint8_t *permit_base; // RenewKind::Permits: the hold's base id
+    uint32_t permits;           // and its number of permits
 };
+
+// Holds per renewal call of expirable permits: their ids make each one
+// longer than a lock's, and the command buffer is sized for kRenewBatch locks.
+constexpr uint32_t kPermitRenewBatch = 16;
 
 void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, const LockRef &l);
 // WAIT replicas timeout.
@@ -70,10 +106,10 @@ void format_wait(RespCommand &rc, uint32_t replicas, uint32_t timeout_ms);
 // SCAN cursor MATCH pattern COUNT count TYPE hash: the lock hashes' candidates.
 void format_scan(RespCommand &rc, uint64_t cursor, const char *pattern, uint32_t count);
 // One renewal script call for n holds (read holds use their own script).
-void format_renew(RespCommand &rc, const ClientProtocol &p, bool eval, bool read_batch,
-                  const RenewItem *items, uint32_t n);
+void format_renew(RespCommand &rc, const ClientProtocol &p, bool eval, RenewKind kind, const RenewItem *items,
+                  uint32_t n);
 // The script an operation runs, or kScriptCount for a plain command.
-ScriptId script_of(LockOp op, edgelock_lock_kind kind, bool read_batch);
+ScriptId script_of(LockOp op, edgelock_lock_kind kind, RenewKind renew);
 void format_script_load(RespCommand &rc, ScriptId id);
 // The channel a waiter of this lock listens to: the lock's own channel, the
 // read-write lock's, or for a fair lock the waiter's private one.

@@ -14,6 +14,21 @@ const char kLockTokenPrefix[] = "redisson_lock_token";
 const char kRwChannelPrefix[] = "redisson_rwlock";
 const char kWriteSuffix[] = ":write";
 const char kUnlockMessage[] = "0";
+const char kSemaphoreChannelPrefix[] = "redisson_sc";
+const char kPermitTimeoutSuffix[] = "timeout";
+const char kLatchChannelPrefix[] = "redisson_countdownlatch__channel__";
+const char kLatchOpenMessage[] = "0";
+const char kLatchNewCountMessage[] = "1";
+
+void write_latch_channel(Writer &w, const void *name, size_t len)
+{
+    // Always braces around the raw name, even one with braces of its own
+    // (Redisson's RCountDownLatch does not use prefix_name here).
+    w.str(kLatchChannelPrefix);
+    w.bytes("{", 1);
+    w.bytes(name, len);
+    w.bytes("}", 1);
+}
 
 bool contains_brace(const void *name, size_t len)
 {

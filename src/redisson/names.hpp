@@ -36,5 +36,14 @@ extern const char kLockTokenPrefix[];
 extern const char kRwChannelPrefix[];
 extern const char kUnlockMessage[]; // "0": an unlock; wakes one waiter
 extern const char kWriteSuffix[];   // ":write", appended to a writer's owner field
+// Semaphores (both kinds): channel prefix_name("redisson_sc", name); the
+// expirable kind's permits are in the zset suffix_name(name, "timeout").
+extern const char kSemaphoreChannelPrefix[];
+extern const char kPermitTimeoutSuffix[];
+// Countdown latch: channel "redisson_countdownlatch__channel__{name}".
+extern const char kLatchChannelPrefix[];
+extern const char kLatchOpenMessage[];     // "0": the count reached zero; opens every waiter
+extern const char kLatchNewCountMessage[]; // "1": a count was set; opens nobody
+void write_latch_channel(Writer &w, const void *name, size_t len);
 
 } // namespace edgelock

@@ -31,6 +31,20 @@ enum ScriptId {
     kScriptWriteAcquire,
     kScriptWriteRelease,
     kScriptLockInfo, // not preloaded: rare, sent with EVAL
+    // Semaphores and the latch: not preloaded either (a client of locks only
+    // should not pay for them); EVALSHA, loaded on the first NOSCRIPT.
+    kScriptSemaphoreAcquire,
+    kScriptSemaphoreRelease,
+    kScriptSemaphoreTrySet,
+    kScriptSemaphoreAdd,
+    kScriptSemaphoreInfo,
+    kScriptPermitAcquire,
+    kScriptPermitRelease,
+    kScriptPermitReleaseOne,
+    kScriptPermitRenew,
+    kScriptPermitAdd,
+    kScriptLatchTrySet,
+    kScriptLatchCountDown,
     kScriptCount
 };
 
