@@ -63,7 +63,7 @@ int main(int argc, char **argv)
     if (rc == 0) {
         /* C converts any int to an enum: the library must refuse it, not
          * load it as its C++ enum (undefined; UBSan watches in CI). */
-        static const int bad_kinds[] = {5, 99, -1};
+        static const int bad_kinds[] = {8, 99, -1};
         edgelock_lock bad;
         size_t i;
         for (i = 0; i < sizeof(bad_kinds) / sizeof(bad_kinds[0]) && rc == 0; i++)
@@ -72,6 +72,30 @@ int main(int argc, char **argv)
                 rc = fail("lock_new_kind with a kind out of range", st);
         if (rc == 0 && strcmp(edgelock_status_str((edgelock_status)-1000), "unknown status") != 0)
             rc = fail("status_str of a status out of range", EDGELOCK_OK);
+    }
+    if (rc == 0) {
+        /* The semaphore and latch calls, from C. */
+        static const char sem_name[] = "c99-consumer-sem", latch_name[] = "c99-consumer-latch";
+        edgelock_lock sem, latch;
+        char id[33];
+        int set = 0;
+        int64_t left = -1;
+        if ((st = edgelock_lock_new_kind(client, EDGELOCK_PERMIT_SEMAPHORE, sem_name, strlen(sem_name),
+                                         &sem)) != EDGELOCK_OK ||
+            (st = edgelock_semaphore_try_set_permits(client, sem, 1, &set)) != EDGELOCK_OK ||
+            (st = edgelock_semaphore_try_acquire(client, sem, 1, 0, EDGELOCK_LEASE_WATCHDOG)) !=
+                EDGELOCK_OK ||
+            (st = edgelock_permit_id(client, sem, edgelock_current_owner(), 0, id)) != EDGELOCK_OK ||
+            strlen(id) != 32 || (st = edgelock_unlock(client, sem, NULL)) != EDGELOCK_OK ||
+            (st = edgelock_lock_free(client, sem)) != EDGELOCK_OK)
+            rc = fail("semaphore", st);
+        else if ((st = edgelock_lock_new_kind(client, EDGELOCK_LATCH, latch_name, strlen(latch_name),
+                                              &latch)) != EDGELOCK_OK ||
+                 (st = edgelock_latch_try_set_count(client, latch, 1, &set)) != EDGELOCK_OK ||
+                 (st = edgelock_latch_count_down(client, latch, &left)) != EDGELOCK_OK || left != 0 ||
+                 (st = edgelock_latch_await(client, latch, 0)) != EDGELOCK_OK ||
+                 (st = edgelock_lock_free(client, latch)) != EDGELOCK_OK)
+            rc = fail("latch", st);
     }
     if (rc == 0)
         printf("c99 consumer: locked, re-entered (count %lld), unlocked (released %d): ok\n",

@@ -345,6 +345,64 @@ TEST_CASE(a_waiter_is_woken_by_the_sharded_message_not_the_lease)
     edgelock_client_destroy(waiter);
 }
 
+// Semaphores and the latch on a cluster: counter, zset and channel in the
+// name's slot on its master; waiters woken by the sharded message (SPUBLISH
+// from the scripts, SSUBSCRIBE by the waiters) as Redisson's AUTO mode does.
+TEST_CASE(semaphore_and_latch_waiters_are_woken_by_sharded_messages)
+{
+    RedisCluster &cl = shared_cluster();
+    std::string url = cluster_url(cl, 2);
+    edgelock_client *holder = make_client(url.c_str(), cluster_config);
+    edgelock_client *waiter = make_client(url.c_str(), cluster_config);
+    REQUIRE(holder && waiter);
+    std::string name = name_on_master(2, "clu:sem:");
+    edgelock_lock h = {0}, w = {0};
+    edgelock_lock_new_kind(holder, EDGELOCK_PERMIT_SEMAPHORE, name.c_str(), name.size(), &h);
+    edgelock_lock_new_kind(waiter, EDGELOCK_PERMIT_SEMAPHORE, name.c_str(), name.size(), &w);
+    CHECK_ST(edgelock_semaphore_try_set_permits(holder, h, 1, nullptr), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(holder, h, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(cl.node(2), "ZCARD {%s}:timeout", name.c_str()), 1);
+    std::atomic<int> got{1}, gave_back{1};
+    std::thread t([&] {
+        got = edgelock_try_lock(waiter, w, 60000, EDGELOCK_LEASE_WATCHDOG);
+        if (got == EDGELOCK_OK)
+            gave_back = edgelock_unlock(waiter, w, nullptr);
+    });
+    std::string channel = "redisson_sc:{" + name + "}";
+    if (kSharded)
+        REQUIRE(wait_until(30000, [&] { return shard_subscribers(cl.node(2), channel) == 1; }));
+    else
+        sleep_ms(300);
+    CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
+    t.join();
+    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
+    CHECK_ST((edgelock_status)gave_back.load(), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(cl.node(2), "GET %s", name.c_str()), 1);
+
+    std::string lname = name_on_master(1, "clu:latch:");
+    edgelock_lock lh = {0}, lw = {0};
+    edgelock_lock_new_kind(holder, EDGELOCK_LATCH, lname.c_str(), lname.size(), &lh);
+    edgelock_lock_new_kind(waiter, EDGELOCK_LATCH, lname.c_str(), lname.size(), &lw);
+    CHECK_ST(edgelock_latch_try_set_count(holder, lh, 1, nullptr), EDGELOCK_OK);
+    std::atomic<int> opened{1};
+    std::thread a([&] { opened = edgelock_latch_await(waiter, lw, 60000); });
+    std::string lchannel = "redisson_countdownlatch__channel__{" + lname + "}";
+    if (kSharded)
+        REQUIRE(wait_until(30000, [&] { return shard_subscribers(cl.node(1), lchannel) == 1; }));
+    else
+        sleep_ms(300);
+    CHECK_ST(edgelock_latch_count_down(holder, lh, nullptr), EDGELOCK_OK);
+    a.join();
+    CHECK_ST((edgelock_status)opened.load(), EDGELOCK_OK);
+    for (edgelock_lock l : {h, lh})
+        edgelock_lock_free(holder, l);
+    for (edgelock_lock l : {w, lw})
+        edgelock_lock_free(waiter, l);
+    CHECK(tables_idle(holder) && tables_idle(waiter));
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(waiter);
+}
+
 TEST_CASE(plain_pubsub_when_configured_off)
 {
     RedisCluster &cl = shared_cluster();

@@ -27,12 +27,19 @@ static bool is_hex40(const char *s)
 
 TEST_CASE(script_table_is_well_formed)
 {
-    CHECK_EQ(kScriptCount, 15);
-    CHECK_EQ(kScriptPreloadCount, 14); // lock_info is sent with EVAL, not loaded at connect
+    CHECK_EQ(kScriptCount, 27);
+    // lock_info and the semaphores' and latch's scripts are not loaded at
+    // connect: a client of locks only does not pay for them.
+    CHECK_EQ(kScriptPreloadCount, 14);
     static const char *const names[] = {
-        "lock_acquire",    "fair_abandon",       "fair_acquire",     "fair_force_release", "fair_release",
-        "fenced_acquire",  "lock_force_release", "lock_release",     "lock_renew",         "rw_read_acquire",
-        "rw_read_release", "rw_renew",           "rw_write_acquire", "rw_write_release",   "lock_info"};
+        "lock_acquire",      "fair_abandon",      "fair_acquire",       "fair_force_release",
+        "fair_release",      "fenced_acquire",    "lock_force_release", "lock_release",
+        "lock_renew",        "rw_read_acquire",   "rw_read_release",    "rw_renew",
+        "rw_write_acquire",  "rw_write_release",  "lock_info",          "semaphore_acquire",
+        "semaphore_release", "semaphore_try_set", "semaphore_add",      "semaphore_info",
+        "permit_acquire",    "permit_release",    "permit_release_one", "permit_renew",
+        "permit_add",        "latch_try_set",     "latch_count_down"};
+    static_assert(sizeof(names) / sizeof(names[0]) == kScriptCount, "a name per script");
     for (int i = 0; i < kScriptCount; i++) {
         const Script &s = kScripts[i];
         REQUIRE(s.name && s.text && s.sha1);
