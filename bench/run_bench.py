@@ -464,6 +464,11 @@ def main():
             f = os.path.join(OUT, "%s_%d.txt" % (s, rnd))
             rec(s, with_floor(port, bench, [bench, s, "--samples", f] + P, count_key="ops_total"), rnd)
             samples.setdefault(B_LIBS[s], []).append(f)
+        # S: an expirable semaphore (issue 16): take+give-back pairs, and B's handoff.
+        flush(port)
+        rec("s_pairs", with_floor(port, bench, [bench, "s_pairs"] + P, count_key="ops_total"), rnd)
+        flush(port)
+        rec("s_handoff", with_floor(port, bench, [bench, "s_handoff"] + P, count_key="ops_total"), rnd)
         for kind, api in (("reentrant", "async"), ("reentrant", "blocking"), ("reentrant", "plain"),
                           ("fair", "async"), ("fair", "blocking")):
             flush(port)
@@ -1058,6 +1063,16 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
         L.append("| **B** handoff, 200 per round | %s | | %s | %s | **%s** idle RTT (p50; %s) | %s |"
                  % (label, us(M[key].get("handoff_p50_us")), us(M[key].get("handoff_p99_us")),
                     fmt(r(key, "p50_in_idle_rtts")), r(key, "floor"), note))
+    if "s_pairs" in M:
+        sp = M["s_pairs"]
+        L.append("| **S** expirable semaphore (3 permits), take+give back one permit under the watchdog | edgelock blocking API | %s pairs/s | %s | %s | **%s** of the interleaved floor (2 hot RTTs) | %s context switches per pair; the same wire cost as A: two script calls |"
+                 % (fmt(sp.get("pairs_per_s")), us(sp.get("pair_p50_us")), us(sp.get("pair_p99_us")),
+                    fmt(sp.get("ratio_vs_floor_chunk_median")), fmt(sp.get("context_switches_per_pair"))))
+    if "s_handoff" in M:
+        sh = M["s_handoff"]
+        L.append("| **S** semaphore handoff (1 permit): A gives back, B waiting on `redisson_sc:{name}` takes | edgelock blocking API | | %s | %s | **%s** idle RTT (p50) | p50 %s of a plain lock client's handoff, interleaved |"
+                 % (us(sh.get("handoff_p50_us")), us(sh.get("handoff_p99_us")), fmt(sh.get("p50_in_idle_rtts")),
+                    fmt(sh.get("p50_vs_plain_interleaved"))))
     for label, key in (("edgelock reentrant, async API", "c_reentrant_async"),
                        ("edgelock reentrant, blocking API", "c_reentrant_blocking"),
                        ("plain hiredis, same protocol (reentrant, a thread per client)", "c_reentrant_plain"),

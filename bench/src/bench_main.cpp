@@ -1099,6 +1099,86 @@ int cmd_b_plain(const Options &o)
     return rc;
 }
 
+// ---- S: semaphores ----------------------------------------------------------------------------
+
+// An expirable semaphore of `permits` permits called name, on c.
+edgelock_lock new_semaphore(edgelock_client *c, const char *name, int64_t permits)
+{
+    edgelock_lock s;
+    check_st(edgelock_lock_new_kind(c, EDGELOCK_PERMIT_SEMAPHORE, name, strlen(name), &s), "lock_new_kind");
+    check_st(edgelock_semaphore_try_set_permits(c, s, permits, nullptr), "try_set_permits");
+    return s;
+}
+
+// Take and give back one permit of an expirable semaphore, under the
+// watchdog, with the interleaved floor as A's (two round trips per pair).
+int cmd_s_pairs(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    int n = (int)o.get("pairs", 5000), chunk = (int)o.get("chunk", 100);
+    const int warm = 500;
+    edgelock_client *c = new_client(port, nullptr, 8);
+    wait_connected_blocking(c);
+    edgelock_lock s = new_semaphore(c, "bench:s:pairs", 3);
+    Interleaved il;
+    il.floor_ctx = connect_sync(port);
+    il.enabled = o.get("floor", 1) != 0;
+    auto pair = [&] {
+        uint64_t t0 = now_ns();
+        check_st(edgelock_try_lock(c, s, 0, EDGELOCK_LEASE_WATCHDOG), "semaphore take");
+        check_st(edgelock_unlock(c, s, nullptr), "semaphore give back");
+        return (double)(now_ns() - t0);
+    };
+    for (int i = 0; i < warm; i++)
+        pair();
+    for (int i = 0; i < n;) {
+        il.floor_chunk(chunk);
+        double sum = 0;
+        int k = 0;
+        Usage u0 = usage();
+        for (; k < chunk && i < n; k++, i++) {
+            double v = pair();
+            il.pairs.add(v);
+            sum += v;
+        }
+        Usage u1 = usage();
+        il.cpu_ns += u1.cpu_ns - u0.cpu_ns;
+        il.csw += u1.csw - u0.csw;
+        il.vcsw += u1.vcsw - u0.vcsw;
+        il.end_chunk(sum, k);
+    }
+    edgelock_client_destroy(c);
+    redisFree(il.floor_ctx);
+    Json j;
+    j.str("scenario", "s_pairs");
+    j.integer("ops_total", warm + n);
+    il.report(j, n);
+    j.print();
+    return 0;
+}
+
+// B's handoff on a semaphore of one permit: A gives it back, B (waiting on
+// the channel) takes it; a plain lock client's handoff interleaved.
+int cmd_s_handoff(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    edgelock_client *ca = new_client(port, nullptr, 8), *cb = new_client(port, nullptr, 8);
+    wait_connected_blocking(ca);
+    wait_connected_blocking(cb);
+    edgelock_lock sa = new_semaphore(ca, "bench:s:handoff", 1);
+    edgelock_lock sb = new_semaphore(cb, "bench:s:handoff", 1);
+    int rc = handoff_threads(
+        o, "s_handoff",
+        {[&] { check_st(edgelock_try_lock(ca, sa, 0, EDGELOCK_LEASE_WATCHDOG), "A take"); },
+         [&] { check_st(edgelock_unlock(ca, sa, nullptr), "A give back"); }},
+        {[&] { check_st(edgelock_try_lock(cb, sb, 30000, EDGELOCK_LEASE_WATCHDOG), "B take"); },
+         [&] { check_st(edgelock_unlock(cb, sb, nullptr), "B give back"); }},
+        true);
+    edgelock_client_destroy(ca);
+    edgelock_client_destroy(cb);
+    return rc;
+}
+
 // ---- C: contended ---------------------------------------------------------------------------
 
 struct CShared {
@@ -1559,6 +1639,10 @@ int main(int argc, char **argv)
         return cmd_b_blocking(o);
     if (s == "b_plain")
         return cmd_b_plain(o);
+    if (s == "s_pairs")
+        return cmd_s_pairs(o);
+    if (s == "s_handoff")
+        return cmd_s_handoff(o);
     if (s == "d_cost")
         return cmd_d_cost(o);
     if (s == "c")

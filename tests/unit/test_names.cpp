@@ -157,3 +157,29 @@ TEST_CASE(writer_overflow_is_sticky_and_writes_nothing_past_cap)
     write_prefix_name(p, kLockChannelPrefix, "n", 1);
     CHECK(p.overflow);
 }
+
+// Semaphores and the latch (docs/SEMAPHORES.md): the semaphore channel is a
+// prefix_name; the latch's always wraps the raw name in braces, even a name
+// with braces of its own (Redisson's edge case, kept).
+TEST_CASE(semaphore_and_latch_channels)
+{
+    char buf[128];
+    Writer w(buf, sizeof(buf));
+    write_prefix_name(w, kSemaphoreChannelPrefix, "uplink", 6);
+    CHECK(written(w, "redisson_sc:{uplink}"));
+
+    Writer w2(buf, sizeof(buf));
+    write_suffix_name(w2, "uplink", 6, kPermitTimeoutSuffix, strlen(kPermitTimeoutSuffix));
+    CHECK(written(w2, "{uplink}:timeout"));
+
+    Writer w3(buf, sizeof(buf));
+    write_latch_channel(w3, "boot", 4);
+    CHECK(written(w3, "redisson_countdownlatch__channel__{boot}"));
+
+    Writer w4(buf, sizeof(buf));
+    write_latch_channel(w4, "{a}b", 4);
+    CHECK(written(w4, "redisson_countdownlatch__channel__{{a}b}"));
+
+    // The longest latch channel fits what the pub/sub table allots a channel.
+    CHECK(strlen(kLatchChannelPrefix) + 2 <= channel_len(0));
+}
