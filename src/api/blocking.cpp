@@ -126,6 +126,11 @@ static void run(Client *c, BlockingRequest *r)
         return;
     }
     edgelock_status st;
+    LockEntry *le = lock_get(c, r->lock.id);
+    if (r->locks_only && le && !kind_serves((edgelock_lock_kind)le->kind, KindClass::Lock)) {
+        complete(c, r, EDGELOCK_ERR_INVALID_ARG, 0);
+        return;
+    }
     switch (r->op) {
     case ReqOp::Acquire:
         st = acquire_start(c, r->lock, r->owner, r->wait_ms, r->lease_ms, request_done, r,

@@ -72,6 +72,7 @@ struct BlockingRequest {
     uint64_t owner;
     int64_t wait_ms, lease_ms;
     bool give_up_on_connection_error;  // Acquire: see acquire_start()
+    bool locks_only;                   // a composite's member: INVALID_ARG on other kinds
     edgelock_lock_info *info;          // Info
     edgelock_scan *scan;               // Scan
     uint32_t permits;                  // Acquire of a semaphore (0: 1); PermitId: k

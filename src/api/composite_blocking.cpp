@@ -24,6 +24,7 @@ static void request(BlockingRequest &r, ReqOp op, const edgelock_member &m, int6
     r.owner = edgelock_port_thread_id();
     r.wait_ms = wait_ms;
     r.lease_ms = lease_ms;
+    r.locks_only = true; // a semaphore or latch is no member of a composite lock
 }
 
 static edgelock_status run(ReqOp op, const edgelock_member &m, int64_t wait_ms, int64_t lease_ms)

@@ -403,6 +403,10 @@ TEST_CASE(misuse_gets_a_status_and_changes_nothing)
     CHECK_ST(edgelock_latch_try_set_count(c, sem, 1, &flag), EDGELOCK_ERR_INVALID_ARG);
     CHECK_ST(edgelock_latch_await(c, sem, 0), EDGELOCK_ERR_INVALID_ARG);
     CHECK_ST(edgelock_latch_count_down(c, lock, &v), EDGELOCK_ERR_INVALID_ARG);
+    // No member of a MultiLock or RedLock: refused before anything is taken.
+    edgelock_member members[2] = {{c, lock}, {c, sem}};
+    CHECK_ST(edgelock_multi_try_lock(members, 2, 0, 1000), EDGELOCK_ERR_INVALID_ARG);
+    CHECK_ST(edgelock_redlock_try_lock(members, 2, 0, 1000, nullptr), EDGELOCK_ERR_INVALID_ARG);
     CHECK_EQ(redis_integer(r, "EXISTS sem:misuse sem:misuse-plain sem:misuse-latch sem:misuse-lock"), 0);
     CHECK(tables_idle(c));
     edgelock_client_destroy(c);

@@ -241,8 +241,11 @@ edgelock_status begin(edgelock_composite *storage, Mode mode, const edgelock_mem
             return EDGELOCK_ERR_WRONG_THREAD;
         if (c->closing)
             return EDGELOCK_ERR_SHUTDOWN;
-        if (!lock_get(c, m[i].lock.id))
+        LockEntry *le = lock_get(c, m[i].lock.id);
+        if (!le)
             return EDGELOCK_ERR_STALE_HANDLE;
+        if (!kind_serves((edgelock_lock_kind)le->kind, KindClass::Lock))
+            return EDGELOCK_ERR_INVALID_ARG; // a semaphore or latch is no member
     }
     auto *s = reinterpret_cast<State *>(storage);
     if (s->in_use == kInUse)

@@ -76,7 +76,9 @@ RedlockVerdict redlock_judge(const edgelock_status *st, size_t n, int64_t lease,
                              int64_t left)
 {
     size_t ok = 0, unreachable = 0;
+    bool misuse = false; // a member that is no lock (a semaphore, a latch)
     for (size_t i = 0; i < n; i++) {
+        misuse = misuse || st[i] == EDGELOCK_ERR_INVALID_ARG;
         ok += st[i] == EDGELOCK_OK;
         // A server that refuses our setup (AUTH) cannot grant the lock either.
         unreachable += st[i] == EDGELOCK_ERR_CONNECTION || st[i] == EDGELOCK_ERR_TIMEOUT ||
@@ -84,6 +86,10 @@ RedlockVerdict redlock_judge(const edgelock_status *st, size_t n, int64_t lease,
     }
     RedlockVerdict v = {};
     v.validity_ms = lease - elapsed_ms - redlock_drift(lease);
+    if (misuse) {
+        v.why = EDGELOCK_ERR_INVALID_ARG;
+        return v;
+    }
     if (ok >= redlock_quorum(n) && v.validity_ms > 0) {
         v.acquired = true;
         return v;
