@@ -63,7 +63,7 @@ int resolve_cmd(const char *cmd, char *out, size_t cap)
 
 /* The variables `run` sets for CMD. Inherited values are dropped, so that
  * CMD never mistakes an outer `edgelock run`'s token for its own. */
-static const char *const child_vars[] = {"EDGELOCK_TOKEN=", "EDGELOCK_VALIDITY_MS="};
+static const char *const child_vars[] = {"EDGELOCK_TOKEN=", "EDGELOCK_VALIDITY_MS=", "EDGELOCK_PERMIT_ID="};
 _Static_assert(sizeof(child_vars) / sizeof(child_vars[0]) == CHILD_VARS, "child.h's CHILD_VARS");
 
 extern char **environ;

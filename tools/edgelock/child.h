@@ -15,9 +15,9 @@
 /* Descriptors 0 .. TRACKED_FDS-1 are looked at by note_inherited_fds(). */
 #define TRACKED_FDS 1024
 
-/* The variables `run` sets for CMD: EDGELOCK_TOKEN and EDGELOCK_VALIDITY_MS,
- * in that order in child_environment()'s `add`. */
-#define CHILD_VARS 2
+/* The variables `run` sets for CMD: EDGELOCK_TOKEN, EDGELOCK_VALIDITY_MS and
+ * EDGELOCK_PERMIT_ID, in that order in child_environment()'s `add`. */
+#define CHILD_VARS 3
 
 /* Notes the descriptors open now (before the library opens any): CMD
  * inherits these and only these. */
@@ -27,8 +27,8 @@ void note_inherited_fds(void);
  * 0, or EXIT_NOT_FOUND / EXIT_CANNOT_EXEC. */
 int resolve_cmd(const char *cmd, char *out, size_t cap);
 
-/* edgelock's environment without any inherited EDGELOCK_TOKEN or
- * EDGELOCK_VALIDITY_MS, plus the non-NULL `add` strings ("NAME=value").
+/* edgelock's environment without any inherited EDGELOCK_TOKEN,
+ * EDGELOCK_VALIDITY_MS or EDGELOCK_PERMIT_ID, plus the non-NULL `add` strings ("NAME=value").
  * EDGELOCK_URL loses its credentials ("user:password@"): CMD may run a nested
  * edgelock on the same server, but brings its own password; one that is not
  * a valid URL is dropped. Built before fork; free() the array (not the

@@ -249,10 +249,16 @@ int new_handle(edgelock_client *client, edgelock_lock_kind kind, const char *nam
 
 int make_client(const struct options *o, const char *name, edgelock_client **client, edgelock_lock *lock)
 {
+    return make_client_kind(o, name, EDGELOCK_REENTRANT, client, lock);
+}
+
+int make_client_kind(const struct options *o, const char *name, edgelock_lock_kind kind,
+                     edgelock_client **client, edgelock_lock *lock)
+{
     int rc = create_client(o->url, 1, strlen(name), REDIS_TIMEOUT_MS, 0, NULL, NULL, client);
     if (rc)
         return rc;
-    rc = new_handle(*client, EDGELOCK_REENTRANT, name, lock);
+    rc = new_handle(*client, kind, name, lock);
     if (rc) {
         edgelock_client_destroy(*client);
         *client = NULL;
@@ -262,8 +268,13 @@ int make_client(const struct options *o, const char *name, edgelock_client **cli
 
 void lock_label(char *out, size_t cap, const char *name)
 {
+    kind_label(out, cap, "lock", name);
+}
+
+void kind_label(char *out, size_t cap, const char *word, const char *name)
+{
     char shown[500];
-    snprintf(out, cap, "lock '%s'", text_shown(shown, sizeof(shown), name));
+    snprintf(out, cap, "%s '%s'", word, text_shown(shown, sizeof(shown), name));
 }
 
 const char *password = NULL;

@@ -29,6 +29,9 @@ enum {
 /* Connect and command timeouts: an unreachable Redis is reported within this. */
 #define REDIS_TIMEOUT_MS 3000u
 #define NAME_MAX_LEN 4096u /* the library's limit on lock names */
+/* run --permits N and latch set NAME COUNT: 1 to these. */
+#define MAX_PERMITS 1000000000
+#define MAX_LATCH_COUNT 1000000000
 
 /* -v: say on stderr when the lock is waited for, taken, released. */
 extern int verbose;
@@ -109,12 +112,24 @@ int new_handle(edgelock_client *client, edgelock_lock_kind kind, const char *nam
 /* One client with one reentrant handle (status, unlock --force). 0, or an
  * exit code (nothing left behind). */
 int make_client(const struct options *o, const char *name, edgelock_client **client, edgelock_lock *lock);
+/* The same with a handle of `kind` (a semaphore, a latch). */
+int make_client_kind(const struct options *o, const char *name, edgelock_lock_kind kind,
+                     edgelock_client **client, edgelock_lock *lock);
 
 /* "lock 'NAME'" for messages, the name escaped (escape.h) and cut to fit. */
 void lock_label(char *out, size_t cap, const char *name);
+/* The same with another word: "semaphore 'NAME'", "latch 'NAME'". */
+void kind_label(char *out, size_t cap, const char *word, const char *name);
 
 /* The subcommands other than run (run.h). 0, or an exit code. */
 int cmd_status(const struct options *o, const char *name, int json);
+/* status --permits: an expirable semaphore's free and taken permits and
+ * waiting clients; status --latch: a countdown latch's count (status.c). */
+int cmd_status_semaphore(const struct options *o, const char *name, int json);
+int cmd_status_latch(const struct options *o, const char *name, int json);
+/* latch set|countdown|count|await NAME (latch.c). count: set's COUNT;
+ * wait_ms: await's --wait (EDGELOCK_WAIT_FOREVER without it). */
+int cmd_latch(const struct options *o, const char *action, const char *name, int64_t count, int64_t wait_ms);
 /* list [PATTERN]: the locks present (list.c). */
 int cmd_list(const struct options *o, const char *pattern, int json);
 int cmd_unlock(const struct options *o, const char *name);

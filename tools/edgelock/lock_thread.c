@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "escape.h"
 #include "lock_thread.h"
 
 static void on_lock_lost(edgelock_client *client, edgelock_lock lock, uint64_t owner, void *user)
@@ -36,6 +37,33 @@ static void *probe_thread(void *arg)
     return NULL;
 }
 
+/* --permits: sizes the semaphore NAME if it does not exist yet (Redisson's
+ * trySetPermits: an existing one keeps its size), which also checks that
+ * Redis answers. With -v, *held: no permit free now. */
+static edgelock_status check_semaphore(struct run_state *s, int *held)
+{
+    const struct run_args *a = s->a;
+    int set = 0;
+    *held = 0;
+    edgelock_status st = edgelock_semaphore_try_set_permits(s->m[0].client, s->m[0].lock, a->permits, &set);
+    if (st != EDGELOCK_OK || !verbose)
+        return st;
+    edgelock_semaphore_info info;
+    if (edgelock_semaphore_info_get(s->m[0].client, s->m[0].lock, &info) != EDGELOCK_OK)
+        return EDGELOCK_OK; /* only for -v: the acquire says what is wrong */
+    char shown[600];
+    text_shown(shown, sizeof(shown), a->name);
+    if (set)
+        msg("semaphore '%s' created with %" PRId64 " permit%s", shown, a->permits,
+            a->permits == 1 ? "" : "s");
+    else
+        msg("semaphore '%s' exists: its size is kept (--permits %" PRId64 " not applied); %" PRId64
+            " free, %" PRId64 " taken",
+            shown, a->permits, info.available, info.acquired);
+    *held = info.available < 1;
+    return EDGELOCK_OK;
+}
+
 /* A cheap check before waiting: a lock call waiting forever would otherwise
  * also wait forever for an unreachable Redis. One server (one lock or a
  * MultiLock): every member must answer. RedLock: the servers are asked at once
@@ -45,6 +73,8 @@ static void *probe_thread(void *arg)
 static edgelock_status check_members(struct run_state *s, int *held)
 {
     const struct run_args *a = s->a;
+    if (a->kind == EDGELOCK_PERMIT_SEMAPHORE)
+        return check_semaphore(s, held);
     struct probe p[EDGELOCK_MAX_MEMBERS];
     pthread_t th[EDGELOCK_MAX_MEMBERS];
     int started[EDGELOCK_MAX_MEMBERS] = {0};
@@ -86,6 +116,7 @@ void *lock_thread(void *arg)
     const struct run_args *a = s->a;
     int held = 0;
     int64_t token = 0, validity = 0;
+    char permit_id[33] = "";
     pthread_mutex_lock(&s->mu);
     s->owner = edgelock_current_owner();
     pthread_mutex_unlock(&s->mu);
@@ -102,14 +133,27 @@ void *lock_thread(void *arg)
                 snprintf(what, sizeof(what), " (%d of its %zu locks)", held, a->n);
             else if (a->shape == RUN_REDLOCK)
                 snprintf(what, sizeof(what), " (on %d of %zu servers)", held, a->n);
+            const char *busy =
+                a->kind == EDGELOCK_PERMIT_SEMAPHORE ? "not free (every permit is taken)" : "held elsewhere";
             if (a->wait_ms == EDGELOCK_WAIT_FOREVER)
-                msg("%s is held elsewhere%s; waiting for it", a->label, what);
+                msg("%s is %s%s; waiting for it", a->label, busy, what);
             else
-                msg("%s is held elsewhere%s; waiting up to %" PRId64 " ms", a->label, what, a->wait_ms);
+                msg("%s is %s%s; waiting up to %" PRId64 " ms", a->label, busy, what, a->wait_ms);
         }
         switch (a->shape) {
         case RUN_ONE:
-            st = edgelock_try_lock_token(s->m[0].client, s->m[0].lock, a->wait_ms, a->lease_ms, &token);
+            if (a->kind != EDGELOCK_PERMIT_SEMAPHORE) {
+                st = edgelock_try_lock_token(s->m[0].client, s->m[0].lock, a->wait_ms, a->lease_ms, &token);
+                break;
+            }
+            /* One permit, taken and renewed as a lock is. Its id is local
+             * knowledge: were the permit lost already, the lost callback
+             * says so and CMD runs without EDGELOCK_PERMIT_ID. */
+            st = edgelock_try_lock(s->m[0].client, s->m[0].lock, a->wait_ms, a->lease_ms);
+            if (st == EDGELOCK_OK &&
+                edgelock_permit_id(s->m[0].client, s->m[0].lock, edgelock_current_owner(), 0, permit_id) !=
+                    EDGELOCK_OK)
+                permit_id[0] = 0;
             break;
         case RUN_MULTI: st = edgelock_multi_try_lock(s->m, a->n, a->wait_ms, a->lease_ms); break;
         case RUN_REDLOCK:
@@ -124,6 +168,7 @@ void *lock_thread(void *arg)
     s->acquire_st = st;
     s->token = token;
     s->validity_ms = validity;
+    memcpy(s->permit_id, permit_id, sizeof(permit_id));
     s->acquired_at = at;
     s->acquire_done = 1;
     pthread_kill(s->main_thread, SIGUSR1);

@@ -34,6 +34,7 @@ struct run_state {
     edgelock_status acquire_st;
     int64_t token;        /* --fenced */
     int64_t validity_ms;  /* --redlock */
+    char permit_id[33];   /* --permits: the id of the permit held (32 hex digits), or "" */
     uint64_t acquired_at; /* now_ms() when the acquire call returned */
     edgelock_status release_st;
     uint64_t owner; /* the lock thread's edgelock_current_owner(), for edgelock_cancel() */

@@ -6,7 +6,9 @@
  *   edgelock [--url URL] run [--wait MS] [--lease MS | --watchdog MS] [--kill-after MS]
  *            [--fair | --read | --write | --fenced]
  *            [--multi NAME2,NAME3,... | --redlock URL2,URL3,...] NAME -- CMD [ARG...]
- *   edgelock [--url URL] status NAME [--json]
+ *   edgelock [--url URL] run --permits N [--wait MS] [--lease MS | --watchdog MS] NAME -- CMD [ARG...]
+ *   edgelock [--url URL] status NAME [--permits | --latch] [--json]
+ *   edgelock [--url URL] latch set NAME COUNT | countdown NAME | count NAME | await NAME [--wait MS]
  *   edgelock [--url URL] unlock --force NAME
  *
  * Everything goes through the public C ABI only (edgelock.h, blocking calls on
@@ -17,7 +19,7 @@
  * This file parses the command line and dispatches. The rest, one concern a
  * file: common.c (exit codes, messages, clients, failures), help.c (--help),
  * run.c (the `run` subcommand's main thread), lock_thread.c (its lock thread),
- * child.c (starting CMD), status.c, unlock.c.
+ * child.c (starting CMD), status.c, latch.c, list.c, unlock.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +73,12 @@ static int run_members(const struct options *o, struct run_args *ra, const char 
     ra->urls[0] = o->url;
     snprintf(ra->shown[0], sizeof(ra->shown[0]), "%s", o->shown_url);
     if (!list_flag) {
-        snprintf(ra->label, sizeof(ra->label), "%slock '%s'", kw, text_shown(shown, sizeof(shown), ra->name));
+        if (ra->kind == EDGELOCK_PERMIT_SEMAPHORE)
+            snprintf(ra->label, sizeof(ra->label), "permit of semaphore '%s'",
+                     text_shown(shown, sizeof(shown), ra->name));
+        else
+            snprintf(ra->label, sizeof(ra->label), "%slock '%s'", kw,
+                     text_shown(shown, sizeof(shown), ra->name));
         return 0;
     }
     if (kind_flag && ra->kind == EDGELOCK_FENCED)
@@ -219,9 +226,15 @@ int main(int argc, char **argv)
     const char *command_string = NULL; /* -c STRING: CMD is sh -c STRING */
     int flock_rc = 0;
     int watchdog_given = 0, lease_given = 0;
-    const char *kind_flag = NULL;  /* --fair, --read, --write or --fenced */
-    const char *list_flag = NULL;  /* --multi or --redlock */
-    const char *list_value = NULL; /* its comma-separated list */
+    const char *kind_flag = NULL;   /* --fair, --read, --write or --fenced */
+    const char *list_flag = NULL;   /* --multi or --redlock */
+    const char *list_value = NULL;  /* its comma-separated list */
+    int64_t permits = 0;            /* run --permits N: NAME is a semaphore of N permits */
+    const char *status_kind = NULL; /* status --permits or --latch */
+    const char *latch_action = NULL;
+    const char *latch_count = NULL; /* latch set NAME COUNT */
+    int64_t latch_wait_ms = EDGELOCK_WAIT_FOREVER;
+    int latch_wait_given = 0;
 
     /* Options may come before or after the subcommand, up to NAME. */
     for (; i < argc; i++) {
@@ -281,6 +294,13 @@ int main(int argc, char **argv)
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--wait", &err))) {
             if (!parse_duration(v, 0, EDGELOCK_MAX_TIME_MS, &ra.wait_ms))
                 return usage_error("--wait: '%s' is not a duration (MS, or with a unit: 500ms, 10s, 2m)", v);
+        } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--permits", &err))) {
+            if (!parse_ms(v, 1, MAX_PERMITS, &permits))
+                return usage_error("--permits: '%s' is not a number of permits (1 to %d)", v, MAX_PERMITS);
+        } else if (sub && strcmp(sub, "latch") == 0 && (v = opt_value(argc, argv, &i, "--wait", &err))) {
+            if (!parse_duration(v, 0, EDGELOCK_MAX_TIME_MS, &latch_wait_ms))
+                return usage_error("--wait: '%s' is not a duration (MS, or with a unit: 500ms, 10s, 2m)", v);
+            latch_wait_given = 1;
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--lease", &err))) {
             if (!parse_duration(v, 1, EDGELOCK_MAX_TIME_MS, &ra.lease_ms))
                 return usage_error("--lease: '%s' is not a duration > 0 (MS, or 500ms, 10s, 2m)", v);
@@ -321,6 +341,12 @@ int main(int argc, char **argv)
         } else if (sub && (strcmp(sub, "status") == 0 || strcmp(sub, "list") == 0) &&
                    strcmp(a, "--json") == 0) {
             json = 1;
+        } else if (sub && strcmp(sub, "status") == 0 &&
+                   (strcmp(a, "--permits") == 0 || strcmp(a, "--latch") == 0)) {
+            if (status_kind && strcmp(status_kind, a) != 0)
+                return usage_error("%s and %s exclude each other: NAME is a semaphore or a latch",
+                                   status_kind, a);
+            status_kind = a;
         } else if (sub && strcmp(sub, "unlock") == 0 && strcmp(a, "--force") == 0) {
             force = 1;
         } else if (err) {
@@ -330,8 +356,13 @@ int main(int argc, char **argv)
         } else if (!sub) {
             sub = a;
             if (strcmp(sub, "run") != 0 && strcmp(sub, "status") != 0 && strcmp(sub, "unlock") != 0 &&
-                strcmp(sub, "list") != 0)
+                strcmp(sub, "list") != 0 && strcmp(sub, "latch") != 0)
                 return usage_error("unknown command '%s'", sub);
+        } else if (strcmp(sub, "latch") == 0 && !latch_action) {
+            latch_action = a;
+            if (strcmp(a, "set") != 0 && strcmp(a, "countdown") != 0 && strcmp(a, "count") != 0 &&
+                strcmp(a, "await") != 0)
+                return usage_error("latch: unknown action '%s' (set, countdown, count or await)", a);
         } else if (!ra.name) {
             ra.name = a;
             if (strcmp(sub, "run") == 0) {
@@ -349,6 +380,8 @@ int main(int argc, char **argv)
                     return usage_error("run: options go before NAME ('%s' after it)", argv[i]);
                 break; /* the rest is [--] CMD [ARG...] */
             }
+        } else if (strcmp(sub, "latch") == 0 && strcmp(latch_action, "set") == 0 && !latch_count) {
+            latch_count = a;
         } else {
             return usage_error("unexpected argument '%s'", a);
         }
@@ -362,20 +395,46 @@ int main(int argc, char **argv)
             return usage_error("invalid URL (not shown since it may hold a password)");
         return cmd_list(&o, ra.name ? ra.name : "*", json);
     }
+    if (strcmp(sub, "latch") == 0 && !latch_action)
+        return usage_error("latch: no action given (set, countdown, count or await)");
+    /* What NAME names, for the messages below. */
+    const char *noun = "lock";
+    if (strcmp(sub, "latch") == 0 || (status_kind && strcmp(status_kind, "--latch") == 0))
+        noun = "latch";
+    else if (permits || status_kind)
+        noun = "semaphore";
     if (!ra.name)
-        return usage_error("%s: no lock NAME given", sub);
+        return usage_error("%s: no %s NAME given", sub, noun);
     if (!*ra.name)
-        return usage_error("the lock NAME is empty");
+        return usage_error("the %s NAME is empty", noun);
     if (strlen(ra.name) > NAME_MAX_LEN)
-        return usage_error("the lock NAME is longer than %u bytes", NAME_MAX_LEN);
+        return usage_error("the %s NAME is longer than %u bytes", noun, NAME_MAX_LEN);
     if (edgelock_url_redact(o.url, o.shown_url, sizeof(o.shown_url)) != EDGELOCK_OK)
         return usage_error("invalid URL (expected redis[s]://[user:password@]host[:port][/db], "
                            "redis[s]-sentinel://[user:password@]host[:port][,...]/master[/db] or "
                            "unix://[user:password@]/path[?db=N]; not shown "
                            "since it may hold a password)");
 
-    if (strcmp(sub, "status") == 0)
+    if (strcmp(sub, "status") == 0) {
+        if (status_kind && strcmp(status_kind, "--permits") == 0)
+            return cmd_status_semaphore(&o, ra.name, json);
+        if (status_kind)
+            return cmd_status_latch(&o, ra.name, json);
         return cmd_status(&o, ra.name, json);
+    }
+    if (strcmp(sub, "latch") == 0) {
+        int64_t count = 0;
+        if (latch_wait_given && strcmp(latch_action, "await") != 0)
+            return usage_error("--wait is an option of latch await only");
+        if (strcmp(latch_action, "set") == 0) {
+            if (!latch_count)
+                return usage_error("latch set: no COUNT given (latch set NAME COUNT)");
+            if (!parse_ms(latch_count, 1, MAX_LATCH_COUNT, &count))
+                return usage_error("latch set: COUNT '%s' is not a number from 1 to %d", latch_count,
+                                   MAX_LATCH_COUNT);
+        }
+        return cmd_latch(&o, latch_action, ra.name, count, latch_wait_ms);
+    }
     if (strcmp(sub, "unlock") == 0) {
         if (!force)
             return usage_error("unlock needs --force: it deletes the lock whoever holds it");
@@ -398,6 +457,18 @@ int main(int argc, char **argv)
         return usage_error("run: no command given after NAME");
     if (lease_given && watchdog_given)
         return usage_error("--lease and --watchdog exclude each other");
+    if (permits) {
+        if (kind_flag)
+            return usage_error("--permits and %s exclude each other: --permits makes NAME a semaphore, not a "
+                               "lock",
+                               kind_flag);
+        if (list_flag)
+            return usage_error("--permits and %s exclude each other: a semaphore's permit is not a composite "
+                               "lock",
+                               list_flag);
+        ra.kind = EDGELOCK_PERMIT_SEMAPHORE;
+        ra.permits = permits;
+    }
     if (!watchdog_given)
         ra.watchdog_ms = 30000;
     ra.cmd = argv + i;

@@ -6,6 +6,9 @@
  * ----------------
  * - one lock of one kind (reentrant, fair, read, write, fenced): one client,
  *   one handle, edgelock_try_lock_token() (the token is 0 except for fenced);
+ * - --permits N: one permit of the expirable semaphore NAME (sized N with
+ *   edgelock_semaphore_try_set_permits() unless it exists), taken with
+ *   edgelock_try_lock() and kept, lost and given back as a lock is;
  * - --multi: a MultiLock over NAME and the listed names, all on the --url
  *   server: one client, one handle per name, edgelock_multi_try_lock();
  * - --redlock: a RedLock of NAME over the --url server and the listed ones:
@@ -137,6 +140,8 @@ static void say_acquired(const struct run_state *s, uint64_t wait_start)
     char extra[64] = "";
     if (a->kind == EDGELOCK_FENCED)
         snprintf(extra, sizeof(extra), "token %" PRId64 ", ", s->token);
+    if (a->kind == EDGELOCK_PERMIT_SEMAPHORE && s->permit_id[0])
+        snprintf(extra, sizeof(extra), "id %s, ", s->permit_id);
     if (a->shape == RUN_REDLOCK)
         msg("acquired %s after %" PRIu64 " ms (fixed lease %" PRId64 " ms, validity %" PRId64 " ms)",
             a->label, waited, a->lease_ms, s->validity_ms);
@@ -148,14 +153,14 @@ static void say_acquired(const struct run_state *s, uint64_t wait_start)
             a->lease_ms);
 }
 
-/* Forks CMD with its environment (EDGELOCK_TOKEN, EDGELOCK_VALIDITY_MS).
- * Its pid, or -1 with errno set. */
+/* Forks CMD with its environment (EDGELOCK_TOKEN, EDGELOCK_VALIDITY_MS,
+ * EDGELOCK_PERMIT_ID). Its pid, or -1 with errno set. */
 static pid_t start_cmd(const struct run_state *s, const char *path, const sigset_t *orig_mask,
                        int sigchld_was_ignored)
 {
     const struct run_args *a = s->a;
-    char token_var[64], validity_var[64];
-    char *add[CHILD_VARS] = {NULL, NULL};
+    char token_var[64], validity_var[64], permit_var[64];
+    char *add[CHILD_VARS] = {NULL, NULL, NULL};
     if (a->kind == EDGELOCK_FENCED) {
         snprintf(token_var, sizeof(token_var), "EDGELOCK_TOKEN=%" PRId64, s->token);
         add[0] = token_var;
@@ -163,6 +168,10 @@ static pid_t start_cmd(const struct run_state *s, const char *path, const sigset
     if (a->shape == RUN_REDLOCK) {
         snprintf(validity_var, sizeof(validity_var), "EDGELOCK_VALIDITY_MS=%" PRId64, s->validity_ms);
         add[1] = validity_var;
+    }
+    if (a->kind == EDGELOCK_PERMIT_SEMAPHORE && s->permit_id[0]) {
+        snprintf(permit_var, sizeof(permit_var), "EDGELOCK_PERMIT_ID=%s", s->permit_id);
+        add[2] = permit_var;
     }
     char **envp = child_environment(add);
     if (!envp) {

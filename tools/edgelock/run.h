@@ -11,7 +11,8 @@
 
 #include "common.h"
 
-/* What `run` holds: one lock, a MultiLock on one server, a RedLock on several. */
+/* What `run` holds: one lock (or one permit of a semaphore, --permits), a
+ * MultiLock on one server, a RedLock on several. */
 enum run_shape { RUN_ONE, RUN_MULTI, RUN_REDLOCK };
 
 /* --kill-after's default: CMD's grace between SIGTERM and SIGKILL once the
@@ -30,7 +31,8 @@ struct run_args {
     int not_acquired_exit; /* -E: the exit code when not acquired within the wait (75) */
     const char *name;
     char **cmd;
-    edgelock_lock_kind kind;
+    edgelock_lock_kind kind; /* EDGELOCK_PERMIT_SEMAPHORE with --permits */
+    int64_t permits;         /* --permits N: the semaphore's size if it does not exist yet; else 0 */
     enum run_shape shape;
     size_t n;                                /* members: 1, the --multi names or the --redlock servers */
     const char *names[EDGELOCK_MAX_MEMBERS]; /* the lock name of each member */
