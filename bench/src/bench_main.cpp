@@ -395,6 +395,28 @@ struct Interleaved {
     }
 };
 
+// Pairs first .. first + n - 1, timed in chunks with the floor measured
+// before each chunk, CPU and context switches over the pairs only.
+template <typename Pair> void time_pairs(Interleaved &il, int first, int n, int chunk, Pair pair)
+{
+    for (int i = first; i < first + n;) {
+        il.floor_chunk(chunk);
+        double sum = 0;
+        int k = 0;
+        Usage u0 = usage();
+        for (; k < chunk && i < first + n; k++, i++) {
+            double v = pair(i);
+            il.pairs.add(v);
+            sum += v;
+        }
+        Usage u1 = usage();
+        il.cpu_ns += u1.cpu_ns - u0.cpu_ns;
+        il.csw += u1.csw - u0.csw;
+        il.vcsw += u1.vcsw - u0.vcsw;
+        il.end_chunk(sum, k);
+    }
+}
+
 // One latency a line, in µs (--samples FILE), for the plots.
 void write_samples(const std::string &path, const Samples &s)
 {
@@ -444,22 +466,7 @@ int cmd_a_blocking(const Options &o)
     };
     for (int i = 0; i < warm; i++)
         pair(i);
-    for (int i = warm; i < warm + n;) {
-        il.floor_chunk(chunk);
-        double sum = 0;
-        int k = 0;
-        Usage u0 = usage();
-        for (; k < chunk && i < warm + n; k++, i++) {
-            double v = pair(i);
-            il.pairs.add(v);
-            sum += v;
-        }
-        Usage u1 = usage();
-        il.cpu_ns += u1.cpu_ns - u0.cpu_ns;
-        il.csw += u1.csw - u0.csw;
-        il.vcsw += u1.vcsw - u0.vcsw;
-        il.end_chunk(sum, k);
-    }
+    time_pairs(il, warm, n, chunk, pair);
     edgelock_client_destroy(c);
     redisFree(il.floor_ctx);
     Json j;
@@ -1123,30 +1130,15 @@ int cmd_s_pairs(const Options &o)
     Interleaved il;
     il.floor_ctx = connect_sync(port);
     il.enabled = o.get("floor", 1) != 0;
-    auto pair = [&] {
+    auto pair = [&](int) {
         uint64_t t0 = now_ns();
         check_st(edgelock_try_lock(c, s, 0, EDGELOCK_LEASE_WATCHDOG), "semaphore take");
         check_st(edgelock_unlock(c, s, nullptr), "semaphore give back");
         return (double)(now_ns() - t0);
     };
     for (int i = 0; i < warm; i++)
-        pair();
-    for (int i = 0; i < n;) {
-        il.floor_chunk(chunk);
-        double sum = 0;
-        int k = 0;
-        Usage u0 = usage();
-        for (; k < chunk && i < n; k++, i++) {
-            double v = pair();
-            il.pairs.add(v);
-            sum += v;
-        }
-        Usage u1 = usage();
-        il.cpu_ns += u1.cpu_ns - u0.cpu_ns;
-        il.csw += u1.csw - u0.csw;
-        il.vcsw += u1.vcsw - u0.vcsw;
-        il.end_chunk(sum, k);
-    }
+        pair(i);
+    time_pairs(il, warm, n, chunk, pair);
     edgelock_client_destroy(c);
     redisFree(il.floor_ctx);
     Json j;

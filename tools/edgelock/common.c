@@ -2,6 +2,7 @@
 /* What the subcommands share (common.h). */
 #include <errno.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -310,4 +311,14 @@ int read_secret_file(const char *flag, const char *file, char *out, size_t cap)
         return EXIT_USAGE;
     }
     return 0;
+}
+
+const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "signal";
+    }
 }

@@ -134,4 +134,7 @@ int cmd_latch(const struct options *o, const char *action, const char *name, int
 int cmd_list(const struct options *o, const char *pattern, int json);
 int cmd_unlock(const struct options *o, const char *name);
 
+/* The name of the signals the CLI handles (SIGINT, SIGTERM, SIGHUP), for messages. */
+const char *signal_name(int sig);
+
 #endif

@@ -35,16 +35,6 @@
  * (connecting, then the call). */
 #define LATCH_CALLS 2u
 
-static const char *signame(int sig)
-{
-    switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    default: return "signal";
-    }
-}
-
 /* set, countdown, count: one call. */
 static int latch_call(const struct options *o, const char *action, const char *name, const char *label,
                       int64_t count)
@@ -218,15 +208,15 @@ static int latch_await(const struct options *o, const char *name, const char *la
          * latch's channel and goes cleanly. Only if the call does not return
          * in time (a reply Redis does not send), leave at once. */
         if (!cancel_await(&s, (int)REDIS_TIMEOUT_MS + 1000)) {
-            msg("%s received while waiting for %s; gave up", signame(sig), label);
+            msg("%s received while waiting for %s; gave up", signal_name(sig), label);
             _exit(128 + sig);
         }
         pthread_join(th, NULL);
         edgelock_client_destroy(s.c);
         if (s.st == EDGELOCK_OK)
-            msg("%s received; %s had just opened", signame(sig), label);
+            msg("%s received; %s had just opened", signal_name(sig), label);
         else
-            msg("%s received while waiting for %s; gave up", signame(sig), label);
+            msg("%s received while waiting for %s; gave up", signal_name(sig), label);
         return 128 + sig;
     }
     pthread_join(th, NULL);

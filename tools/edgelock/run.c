@@ -48,16 +48,6 @@
 #include "escape.h"
 #include "lock_thread.h"
 
-static const char *signame(int sig)
-{
-    switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    default: return "signal";
-    }
-}
-
 /* Phase 1: waits for the lock thread to report its acquire. 0 then; or, when
  * INT, TERM or HUP comes first, 128+N (a lock taken just now is given back
  * first; while the acquire is still under way, the process leaves at once). */
@@ -76,7 +66,7 @@ static int wait_for_acquire(struct run_state *s, pthread_t th, const sigset_t *h
             if (done && s->acquire_st == EDGELOCK_OK) { /* got it just now: give it back */
                 finish_lock_thread(s, th);
                 destroy_clients(s);
-                msg("%s received; %s released without running the command", signame(sig), a->label);
+                msg("%s received; %s released without running the command", signal_name(sig), a->label);
                 return 128 + sig;
             }
             /* Cancel the wait: the lock call ends at once (or when the reply
@@ -86,18 +76,18 @@ static int wait_for_acquire(struct run_state *s, pthread_t th, const sigset_t *h
              * a client must not be destroyed under a thread inside it. */
             if (!cancel_lock_thread(
                     s, (int)(a->shape == RUN_REDLOCK ? REDLOCK_TIMEOUT_MS : REDIS_TIMEOUT_MS) + 1000)) {
-                msg("%s received while waiting for %s; gave up", signame(sig), a->label);
+                msg("%s received while waiting for %s; gave up", signal_name(sig), a->label);
                 _exit(128 + sig);
             }
             if (s->acquire_st == EDGELOCK_OK) {
                 finish_lock_thread(s, th); /* it came first: give it back */
                 destroy_clients(s);
-                msg("%s received; %s released without running the command", signame(sig), a->label);
+                msg("%s received; %s released without running the command", signal_name(sig), a->label);
                 return 128 + sig;
             }
             pthread_join(th, NULL);
             destroy_clients(s);
-            msg("%s received while waiting for %s; gave up", signame(sig), a->label);
+            msg("%s received while waiting for %s; gave up", signal_name(sig), a->label);
             return 128 + sig;
         }
         pthread_mutex_unlock(&s->mu);
@@ -279,7 +269,7 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
             if (si.si_code != SI_KERNEL) {
                 kill(child, sig);
                 if (verbose)
-                    msg("forwarded %s to the command (pid %ld)", signame(sig), (long)child);
+                    msg("forwarded %s to the command (pid %ld)", signal_name(sig), (long)child);
             }
         }
     }
