@@ -134,7 +134,8 @@ typedef enum edgelock_status {
     EDGELOCK_ERR_STALE_HANDLE = -10, /* the lock handle was freed (or never created) */
     EDGELOCK_ERR_WRONG_THREAD =
         -11,                 /* async call off the loop thread, or blocking call where it would deadlock */
-    EDGELOCK_ERR_BUSY = -12, /* lock_free on a lock that is held or has calls in flight */
+    EDGELOCK_ERR_BUSY = -12, /* lock_free on a lock that is held or has calls in flight; a second group
+                                of expirable permits for one owner and handle */
     EDGELOCK_ERR_NO_MEMORY = -13,      /* edgelock_client_create() could not allocate its tables */
     EDGELOCK_ERR_PROTOCOL = -14,       /* Redis answered with a reply of an unexpected shape */
     EDGELOCK_ERR_TLS = -15,            /* TLS: a CA, certificate or key file could not be used, the server's
@@ -795,6 +796,10 @@ EDGELOCK_API edgelock_status edgelock_scan_locks_async(edgelock_client *client, 
  *   expirable take is undone by its ids (as an unlock is); a plain one is
  *   not (it cannot tell, and a release that did not match a take would make
  *   one permit too many): that permit may leak.
+ * - wait_replicas: a take is followed by WAIT as a lock is (too few
+ *   replicas: given back, NOT_REPLICATED), and the watchdog's permit
+ *   renewals count once the replicas have them, as locks' do; give-backs,
+ *   set, add and count-down calls have no WAIT.
  */
 
 /** Most permits one call takes. */
