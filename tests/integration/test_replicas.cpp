@@ -98,6 +98,33 @@ TEST_CASE(a_stopped_replica_makes_it_not_replicated_and_nothing_stays_held)
     edgelock_client_destroy(c);
 }
 
+// A semaphore take is acknowledged like a lock: with the replica stopped the
+// permit taken on the master is given back and the caller holds nothing.
+TEST_CASE(a_permit_not_replicated_is_given_back)
+{
+    Pair p;
+    REQUIRE(p.ok);
+    g_replicas = 1;
+    edgelock_client *c = make_client(p.master.url(), replicated);
+    REQUIRE(c);
+    edgelock_lock s = {0};
+    edgelock_lock_new_kind(c, EDGELOCK_PERMIT_SEMAPHORE, "rep:sem", 7, &s);
+    CHECK_ST(edgelock_semaphore_try_set_permits(c, s, 1, nullptr), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(c, s, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(p.replica, "ZCARD {rep:sem}:timeout"), 1); // WAIT said it is there
+    CHECK_ST(edgelock_unlock(c, s, nullptr), EDGELOCK_OK);
+    kill(p.replica.pid(), SIGSTOP);
+    CHECK_ST(edgelock_try_lock(c, s, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_ERR_NOT_REPLICATED);
+    CHECK(wait_until(10000, [&] { return redis_integer(p.master, "GET rep:sem") == 1; }));
+    CHECK_EQ(redis_integer(p.master, "ZCARD {rep:sem}:timeout"), 0);
+    char id[33];
+    CHECK_ST(edgelock_permit_id(c, s, edgelock_current_owner(), 0, id), EDGELOCK_ERR_NOT_OWNER);
+    kill(p.replica.pid(), SIGCONT);
+    CHECK(wait_until(30000, [&] { return redis_integer(p.master, "WAIT %d %d", 1, 100) == 1; }));
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
 // A renewal counts once the replica has it: with the replica stopped the
 // master keeps renewing, but the holder's lease runs from the last renewal
 // the replica acknowledged, so it is told it lost the lock (what a failover to
