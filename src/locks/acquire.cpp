@@ -508,6 +508,15 @@ static void semaphore_or_latch_message(Client *c, uint32_t sub_index, edgelock_l
     }
     if (!parse_decimal(msg, len, &freed) || freed <= 0)
         return;
+    int64_t listening = 0;
+    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+        Waiter *w = c->waiters.get(i);
+        listening += w && w->sub_index == sub_index;
+    }
+    if (freed >= listening) { // enough for everyone (a large set or add): one pass
+        acquire_on_subscribed(c, sub_index);
+        return;
+    }
     // Oldest first: idle waiters try now, one with an attempt in flight
     // tries again when it answers; each at most once per message.
     uint64_t after = 0; // arrival order of the last one woken
