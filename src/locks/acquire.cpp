@@ -230,6 +230,7 @@ edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int
     uint32_t hold_index;
     if (!hold_reserve(c, lock.id, owner, &hold_index))
         return EDGELOCK_ERR_TABLE_FULL;
+    release_settle_uncertain(c, lock.id, owner);
 
     uint32_t index;
     Waiter *w = c->waiters.alloc(&index);
