@@ -511,7 +511,9 @@ EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelo
  *  - TIMEOUT or CONNECTION: the outcome is unknown. Renewal of the hold stops
  *    (if the unlock did not run, the lock lapses with its lease), and a retry
  *    by the same owner sends the same unlock again, which Redis's unlock latch
- *    (unlock_latch_ttl_ms) answers with the first one's result: OK, not LOST;
+ *    (unlock_latch_ttl_ms) answers with the first one's result: OK, not LOST.
+ *    A lock call by that owner instead sends it again too, ahead of its
+ *    attempt, so that the new hold never re-enters the old one;
  *  - REDIS: Redis refused the unlock script (e.g. an ACL that forbids
  *    PUBLISH). Its writes up to the error stay (the lock may be released, its
  *    waiters not woken until their retry at the holder's TTL), so it is
