@@ -186,27 +186,6 @@ static void attempt(Client *c, uint32_t index)
     }
 }
 
-// What a lock call may ask of each kind: permits (0 for a latch's await),
-// leases, and for expirable permits one group per owner and handle.
-static edgelock_status check_kind(Client *c, const LockEntry *le, uint64_t lock_id, uint64_t owner,
-                                  uint32_t permits, int64_t lease_ms)
-{
-    switch ((edgelock_lock_kind)le->kind) {
-    case EDGELOCK_LATCH: return permits == 0 ? EDGELOCK_OK : EDGELOCK_ERR_INVALID_ARG;
-    case EDGELOCK_SEMAPHORE:
-        if (permits == 0 || permits > kMaxPermitsPerCall || lease_ms != EDGELOCK_LEASE_WATCHDOG)
-            return EDGELOCK_ERR_INVALID_ARG;
-        return EDGELOCK_OK;
-    case EDGELOCK_PERMIT_SEMAPHORE: {
-        if (permits == 0 || permits > kMaxPermitsPerCall)
-            return EDGELOCK_ERR_INVALID_ARG;
-        Hold *h = hold_find(c, lock_id, owner, nullptr);
-        return h && (h->count > 0 || h->pending > 0) ? EDGELOCK_ERR_BUSY : EDGELOCK_OK;
-    }
-    default: return permits == 1 ? EDGELOCK_OK : EDGELOCK_ERR_INVALID_ARG;
-    }
-}
-
 edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int64_t wait_ms,
                               int64_t lease_ms, edgelock_result_fn cb, void *user,
                               bool give_up_on_connection_error, uint32_t permits)
@@ -222,15 +201,17 @@ edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int
     LockEntry *le = lock_get(c, lock.id);
     if (!le)
         return EDGELOCK_ERR_STALE_HANDLE;
-    edgelock_status kind_st = check_kind(c, le, lock.id, owner, permits, lease_ms);
+    edgelock_status kind_st = permits_check_take(c, le, lock.id, owner, permits, lease_ms);
     if (kind_st != EDGELOCK_OK)
         return kind_st;
     if (c->waiters.full() || c->queue.cmds.full())
         return EDGELOCK_ERR_TABLE_FULL;
     uint32_t hold_index;
-    if (!hold_reserve(c, lock.id, owner, &hold_index))
+    Hold *hold = hold_reserve(c, lock.id, owner, &hold_index);
+    if (!hold)
         return EDGELOCK_ERR_TABLE_FULL;
-    release_settle_uncertain(c, lock.id, owner);
+    if (hold->unlock_uncertain && hold->count > 0)
+        release_settle_uncertain(c, hold);
 
     uint32_t index;
     Waiter *w = c->waiters.alloc(&index);
@@ -486,55 +467,13 @@ static void timer_fired(void *arg, Timer *t)
 }
 
 // Wake the waiter at `index` (or remember the wake if its attempt is in flight).
-static void wake(Client *c, uint32_t index)
+void acquire_wake(Client *c, uint32_t index)
 {
     Waiter *w = c->waiters.get(index);
     if (w->state == WaiterState::Attempting)
         w->wake_pending = true;
     else
         attempt(c, index);
-}
-
-// A semaphore's message says how many permits became free (Redisson: wake
-// that many of the waiters); a latch's "0" opens every waiter, its "1" (a new
-// count) none.
-static void semaphore_or_latch_message(Client *c, uint32_t sub_index, edgelock_lock_kind kind,
-                                       const char *msg, size_t len)
-{
-    int64_t freed = 0;
-    if (kind == EDGELOCK_LATCH) {
-        if (len == 1 && msg[0] == kLatchOpenMessage[0])
-            acquire_on_subscribed(c, sub_index);
-        return;
-    }
-    if (!parse_decimal(msg, len, &freed) || freed <= 0)
-        return;
-    int64_t listening = 0;
-    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
-        Waiter *w = c->waiters.get(i);
-        listening += w && w->sub_index == sub_index;
-    }
-    if (freed >= listening) { // enough for everyone (a large set or add): one pass
-        acquire_on_subscribed(c, sub_index);
-        return;
-    }
-    // Oldest first: idle waiters try now, one with an attempt in flight
-    // tries again when it answers; each at most once per message.
-    uint64_t after = 0; // arrival order of the last one woken
-    for (int64_t k = 0; k < freed; k++) {
-        uint32_t best = kNoIndex;
-        for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
-            Waiter *w = c->waiters.get(i);
-            if (!w || w->sub_index != sub_index || w->seq <= after || w->wake_pending)
-                continue;
-            if (best == kNoIndex || w->seq < c->waiters.get(best)->seq)
-                best = i;
-        }
-        if (best == kNoIndex)
-            return;
-        after = c->waiters.get(best)->seq;
-        wake(c, best);
-    }
 }
 
 void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_t len)
@@ -545,7 +484,7 @@ void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_
         if (w && w->sub_index == sub_index) {
             edgelock_lock_kind kind = lock_kind(c, w->lock_id);
             if (!kind_serves(kind, KindClass::Lock)) {
-                semaphore_or_latch_message(c, sub_index, kind, msg, len);
+                permits_on_message(c, sub_index, kind, msg, len);
                 return;
             }
             break;
@@ -586,7 +525,7 @@ void acquire_on_subscribed(void *client, uint32_t sub_index)
     for (uint32_t i = 0; i < c->waiters.capacity() && !c->closing; i++) {
         Waiter *w = c->waiters.get(i);
         if (w && w->sub_index == sub_index)
-            wake(c, i);
+            acquire_wake(c, i);
     }
 }
 

@@ -73,7 +73,10 @@ void acquire_cancel(Client *c, uint64_t owner);
 void acquire_abandon_fair_all(Client *c); // at shutdown: fair waiters leave their queues
 
 // Hooks, with the Client as ctx.
-void acquire_on_command_slot_free(Client *c); // a command slot is free: retry one starved waiter
+void acquire_on_command_slot_free(Client *c);
+// Wake the waiter at index: it attempts now, or again when its attempt in
+// flight answers (permits.cpp wakes semaphore waiters through it).
+void acquire_wake(Client *c, uint32_t index); // a command slot is free: retry one starved waiter
 void acquire_on_subscribed(void *client, uint32_t sub_index); // PubSubHooks::subscribed
 void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_t len); // ::message
 

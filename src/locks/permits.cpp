@@ -12,7 +12,9 @@
 #include "locks/calls.hpp"
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
+#include "locks/acquire.hpp"
 #include "locks/holds.hpp"
+#include "redisson/names.hpp"
 #include "redis/reply.hpp"
 
 namespace edgelock
@@ -278,6 +280,68 @@ edgelock_status permit_id_hex(Client *c, edgelock_lock lock, uint64_t owner, uin
     }
     out[32] = 0;
     return EDGELOCK_OK;
+}
+
+// What a lock call may ask of each kind: permits (0 for a latch's await),
+// leases, and for expirable permits one group per owner and handle.
+edgelock_status permits_check_take(Client *c, const LockEntry *le, uint64_t lock_id, uint64_t owner,
+                                   uint32_t permits, int64_t lease_ms)
+{
+    switch ((edgelock_lock_kind)le->kind) {
+    case EDGELOCK_LATCH: return permits == 0 ? EDGELOCK_OK : EDGELOCK_ERR_INVALID_ARG;
+    case EDGELOCK_SEMAPHORE:
+        if (permits == 0 || permits > kMaxPermitsPerCall || lease_ms != EDGELOCK_LEASE_WATCHDOG)
+            return EDGELOCK_ERR_INVALID_ARG;
+        return EDGELOCK_OK;
+    case EDGELOCK_PERMIT_SEMAPHORE: {
+        if (permits == 0 || permits > kMaxPermitsPerCall)
+            return EDGELOCK_ERR_INVALID_ARG;
+        Hold *h = hold_find(c, lock_id, owner, nullptr);
+        return h && (h->count > 0 || h->pending > 0) ? EDGELOCK_ERR_BUSY : EDGELOCK_OK;
+    }
+    default: return permits == 1 ? EDGELOCK_OK : EDGELOCK_ERR_INVALID_ARG;
+    }
+}
+
+// A semaphore's message says how many permits became free (Redisson: wake
+// that many of the waiters); a latch's "0" opens every waiter, its "1" (a count
+// was set) none.
+void permits_on_message(Client *c, uint32_t sub_index, edgelock_lock_kind kind, const char *msg, size_t len)
+{
+    int64_t freed = 0;
+    if (kind == EDGELOCK_LATCH) {
+        if (len == 1 && msg[0] == kLatchOpenMessage[0])
+            acquire_on_subscribed(c, sub_index);
+        return;
+    }
+    if (!parse_decimal(msg, len, &freed) || freed <= 0)
+        return;
+    int64_t listening = 0;
+    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+        Waiter *w = c->waiters.get(i);
+        listening += w && w->sub_index == sub_index;
+    }
+    if (freed >= listening) { // enough for everyone (a large set or add): one pass
+        acquire_on_subscribed(c, sub_index);
+        return;
+    }
+    // Oldest first: idle waiters try now, one with an attempt in flight
+    // tries again when it answers; each at most once per message.
+    uint64_t after = 0; // arrival order of the last one woken
+    for (int64_t k = 0; k < freed; k++) {
+        uint32_t best = kNoIndex;
+        for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+            Waiter *w = c->waiters.get(i);
+            if (!w || w->sub_index != sub_index || w->seq <= after || w->wake_pending)
+                continue;
+            if (best == kNoIndex || w->seq < c->waiters.get(best)->seq)
+                best = i;
+        }
+        if (best == kNoIndex)
+            return;
+        after = c->waiters.get(best)->seq;
+        acquire_wake(c, best);
+    }
 }
 
 } // namespace edgelock

@@ -5,6 +5,7 @@
 // runs their own calls (set, add, info, release by id, count down).
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "edgelock/edgelock.h"
@@ -27,6 +28,18 @@ enum class TakeAnswer : uint8_t {
 // ms until the earliest permit deadline Redis named, -1 when none.
 TakeAnswer read_take_reply(edgelock_lock_kind kind, const struct redisReply *r, int64_t wall_now_ms,
                            int64_t *ttl);
+
+struct LockEntry;
+
+// What a take or await may ask of its handle's kind: permits (0 for a
+// latch's await), leases, and for expirable permits one group per owner and
+// handle. OK, INVALID_ARG or BUSY.
+edgelock_status permits_check_take(Client *c, const LockEntry *le, uint64_t lock_id, uint64_t owner,
+                                   uint32_t permits, int64_t lease_ms);
+
+// A message on a semaphore's or latch's channel (acquire_on_message hands
+// it over): the permits it frees wake as many waiters; a latch's 0 all.
+void permits_on_message(Client *c, uint32_t sub_index, edgelock_lock_kind kind, const char *msg, size_t len);
 
 // A base for the ids of one take's permits (permit_id()): unique per client.
 void permit_new_base(Client *c, uint8_t out[16]);

@@ -303,18 +303,15 @@ static void start_cleanup(Client *c, const LockCall &call)
     call_submit(c, id);
 }
 
-void release_settle_uncertain(Client *c, uint64_t lock_id, uint64_t owner)
+void release_settle_uncertain(Client *c, Hold *h)
 {
-    Hold *h = hold_find(c, lock_id, owner, nullptr);
-    if (!h || !h->unlock_uncertain || h->count == 0)
-        return;
     // The owner's unlock of unknown outcome still counts in h->count. If it
     // did not run, a new acquire would re-enter the old hold in Redis, and
     // the owner's next unlock would leave that count behind, renewed by the
     // watchdog for ever. So it goes out again first (same request id: the
     // unlock latch answers if it ran), ahead of the acquire on the same
     // connection; its answer takes the count down (release_done).
-    LockCall call = make_release(c, lock_id, owner, lease_for(c, h));
+    LockCall call = make_release(c, h->lock_id, h->owner, lease_for(c, h));
     memcpy(call.request_id, h->unlock_request_id, sizeof(call.request_id));
     call.cleanup = true;
     call.unpin_when_sent = true;

@@ -10,13 +10,15 @@ namespace edgelock
 {
 
 struct Client;
+struct Hold;
 
 edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edgelock_result_fn cb,
                               void *user);
 // Give back whatever owner may hold after an acquire of unknown outcome.
 void cleanup_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease_ms);
-// Before a new acquire by owner: an unlock of its whose outcome is unknown
-// goes out again, so that the new hold does not re-enter the old one.
-void release_settle_uncertain(Client *c, uint64_t lock_id, uint64_t owner);
+// Before another acquire by h's owner, while h has an unlock of unknown
+// outcome (h->unlock_uncertain, h->count > 0): that unlock goes out again,
+// so that the coming hold does not re-enter the old one.
+void release_settle_uncertain(Client *c, Hold *h);
 
 } // namespace edgelock

@@ -3,7 +3,7 @@
 -- RPermitExpirableSemaphore.addPermits(n)).
 -- KEYS[1] the counter, KEYS[2] channel redisson_sc:{name}
 -- ARGV[1] permits to add, ARGV[2] publish command
--- Publishes the number added when it is positive. Returns the new count.
+-- Publishes the number added when it is positive. Returns the count after it.
 local free = redis.call('get', KEYS[1])
 if free == false then
     free = 0

@@ -4,7 +4,7 @@
 -- for each of its ids.
 -- KEYS[3k-2] the counter, KEYS[3k-1] zset {name}:timeout, KEYS[3k] channel
 -- redisson_sc:{name}, for k = 1 .. #KEYS / 3
--- ARGV[1] now (ms since the epoch), ARGV[2] the new deadline, ARGV[3] publish
+-- ARGV[1] now (ms since the epoch), ARGV[2] the deadline to set, ARGV[3] publish
 -- command, then per semaphore: its number of ids, then the ids (16 raw bytes)
 -- Returns one integer per semaphore: 1 when every id was still held (all
 -- renewed), 0 when any had expired or been released (none renewed: the
