@@ -93,8 +93,6 @@ static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value 
     if (st != EDGELOCK_OK && w->attempted && !c->closing && kind == EDGELOCK_FAIR)
         abandon_fair_queue(c, w);
     timer_cancel(&c->waiter_timers[index]);
-    if (w->sub_index != kNoIndex)
-        pubsub_leave(&c->pubsub, w->sub_index);
     // A latch's await holds nothing after; a plain semaphore's permit has no
     // lease: held until given back.
     bool holds = st == EDGELOCK_OK && kind != EDGELOCK_LATCH;
@@ -109,8 +107,15 @@ static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value 
     edgelock_result_fn cb = w->cb;
     void *user = w->user;
     uint64_t lock_id = w->lock_id;
+    uint32_t sub_index = w->sub_index;
     c->waiters.release(index);
     invoke_result(c, cb, lock_id, st, value, user);
+    // The channel is left after the caller has its answer: an UNSUBSCRIBE
+    // queued first would delay it, and a callback that waits on the lock
+    // again keeps the live subscription instead of a round of UNSUBSCRIBE
+    // and SUBSCRIBE. A client destroyed in the callback has no channels.
+    if (sub_index != kNoIndex && !c->closing)
+        pubsub_leave(&c->pubsub, sub_index);
 }
 
 static uint64_t remaining(const Waiter *w, uint64_t now)
@@ -140,7 +145,9 @@ constexpr uint8_t kMaxWaitsAgain = 4;
 static void wait_done(Client *c, const LockCall *call, uint64_t id, uint64_t sent_ms, redisReply *reply,
                       edgelock_status st);
 
-static void attempt(Client *c, uint32_t index)
+// woken: by a message (or a confirmed subscription): its command goes onto
+// the socket at once (call_start).
+static void attempt(Client *c, uint32_t index, bool woken = false)
 {
     Waiter *w = c->waiters.get(index);
     if (w->last_error != EDGELOCK_OK && !slot_ready(c, lock_slot(c, w->lock_id))) {
@@ -161,7 +168,7 @@ static void attempt(Client *c, uint32_t index)
     }
     // With wait_replicas a WAIT goes right behind it: both slots or neither.
     bool replicas = replicas_wanted(c);
-    if ((replicas && c->queue.cmds.available() < 2) || !call_start(c, call)) {
+    if ((replicas && c->queue.cmds.available() < 2) || !call_start(c, call, woken && !replicas)) {
         // Command table full: try again as soon as any command completes. The
         // wait timer keeps running so the deadline still holds.
         if (!w->starved)
@@ -261,7 +268,7 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
     }
     uint64_t now = loop_now(&c->loop);
     if (w->wake_pending) {
-        attempt(c, index);
+        attempt(c, index, true);
         return;
     }
     uint64_t left = remaining(w, now);
@@ -473,7 +480,7 @@ void acquire_wake(Client *c, uint32_t index)
     if (w->state == WaiterState::Attempting)
         w->wake_pending = true;
     else
-        attempt(c, index);
+        attempt(c, index, true);
 }
 
 void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_t len)
@@ -512,7 +519,7 @@ void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_
         }
     }
     if (best != kNoIndex)
-        attempt(c, best);
+        attempt(c, best, true);
     else if (best_busy != kNoIndex)
         c->waiters.get(best_busy)->wake_pending = true;
 }

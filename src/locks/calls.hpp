@@ -67,8 +67,10 @@ inline const LockCall *call_of(const Command *cmd)
 }
 
 // Start it: sent now when connected, else queued. False when the command
-// table is full or the client closing (nothing changed).
-bool call_start(Client *c, const LockCall &call);
+// table is full or the client closing (nothing changed). urgent: onto the
+// socket at once even where commands wait for the loop's next turn (a
+// waiter woken by a message: the lock is free now).
+bool call_start(Client *c, const LockCall &call, bool urgent = false);
 // In two steps, for the watchdog's batch, whose holds are tagged with the
 // command's id before it goes out.
 LockCall *call_new(Client *c, const LockCall &call, uint64_t *id);

@@ -395,6 +395,12 @@ void conn_flush_output(Connection *conn)
         conn->ops->flush(conn);
 }
 
+void conn_hurry(Connection *conn)
+{
+    if (conn->link && !conn->write_at_once)
+        conn->ops->hurry(conn);
+}
+
 bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata)
 {
     return conn->ops->send(conn, buf, len, privdata);

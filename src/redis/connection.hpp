@@ -106,6 +106,9 @@ void conn_start(Connection *conn);
 void conn_drop(Connection *conn);         // close now and reconnect later; replies due come as NULL
 void conn_close(Connection *conn);        // close for good (shutdown)
 void conn_flush_output(Connection *conn); // write what is buffered for the socket, now
+// The commands sent so far go onto the socket now rather than at the loop's
+// next turn (LinkOps::hurry): for one whose reply someone is waiting on.
+void conn_hurry(Connection *conn);
 inline bool conn_ready(const Connection *conn)
 {
     return conn->state == ConnState::Ready && conn->link;

@@ -30,6 +30,10 @@ struct LinkOps {
     void (*close)(Connection *conn);
     // Write what is buffered for the socket now, best effort (at shutdown).
     void (*flush)(Connection *conn);
+    // One write of what is buffered, now, on a connection that otherwise
+    // writes at the loop's next turn: for a command someone is waiting on
+    // right now. Where the link cannot (TLS), the loop writes it as usual.
+    void (*hurry)(Connection *conn);
     // Whether a subscriber connection can take RESP3 pushes (conn->push_replies):
     // what sharded pub/sub needs, as hiredis before 1.0 knows no SSUBSCRIBE.
     bool push;

@@ -237,6 +237,6 @@ static void flush(Connection *conn)
             break;
 }
 
-const LinkOps kHiredisLink = {open, send, close, flush, kPushReplies};
+const LinkOps kHiredisLink = {open, send, close, flush, write_now, kPushReplies};
 
 } // namespace edgelock

@@ -92,6 +92,7 @@ Command *queue_new(CommandQueue *q, CommandDoneFn done, uint64_t *id_out)
     cmd->retries = 0;
     cmd->asking = false;
     cmd->pinned = false;
+    cmd->urgent = false;
     cmd->retry_at_ms = 0;
     uint64_t now = loop_now(q->loop);
     cmd->deadline_ms = add_ms(now, q->timeout_ms);
@@ -198,6 +199,8 @@ static bool send(CommandQueue *q, uint32_t index)
         complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
         return false;
     }
+    if (cmd->urgent)
+        conn_hurry(conn);
     cmd->conn = conn;
     cmd->state = CmdState::Sent;
     cmd->sent_ms = loop_now(q->loop);
