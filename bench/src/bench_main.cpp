@@ -38,6 +38,7 @@
 #include "redis/slot.hpp"
 #include "redisson/names.hpp"
 #include "redisson/scripts.hpp"
+#include "plain_async.hpp"
 #include "plain_lock.hpp"
 #include "util.hpp"
 
@@ -919,6 +920,8 @@ struct Handoff {
     Samples idle;
     PlainHandoff *plain;
     Samples plain_lat;
+    PlainAsyncHandoff *plain_async; // the reference of the same face
+    Samples plain_async_lat;
 };
 
 void ho_start(Handoff *h);
@@ -986,14 +989,21 @@ void ho_start(Handoff *h)
     }
     h->a_done = h->b_done = false;
     h->t0 = 0;
-    // The plain client's handoff between two of ours (the loop is idle: A
-    // and B hold nothing now).
+    // The plain clients' handoffs between two of ours (the loop is idle: A
+    // and B hold nothing now). The handoff right after the idle probe's pause
+    // comes out slower (handoff_threads), so ours and the plain async one
+    // take that place in turn.
+    bool ours_after_probe = h->i % 2 == 0;
+    double async_ns = ours_after_probe ? h->plain_async->once() : 0;
     double plain_ns = h->plain->run->once();
     Samples idle;
     idle_probe(h->probe, 1, 5000, &idle);
+    if (!ours_after_probe)
+        async_ns = h->plain_async->once();
     if (h->i >= h->warm) {
         h->idle.add(idle.v[0]);
         h->plain_lat.add(plain_ns);
+        h->plain_async_lat.add(async_ns);
     }
     check_st(edgelock_lock_async(h->a, h->la, 1, 0, kLease, ho_a_locked, h), "A lock_async");
 }
@@ -1017,6 +1027,8 @@ int cmd_b_async(const Options &o)
     h.probe = connect_sync(port);
     PlainHandoff plain(port, "bench:b:plain");
     h.plain = &plain;
+    PlainAsyncHandoff plain_async(port, "bench:b:plain-async", kFloorOwner);
+    h.plain_async = &plain_async;
     h.i = 0;
     h.warm = 20;
     h.total = h.warm + (int)o.get("handoffs", 200);
@@ -1030,7 +1042,11 @@ int cmd_b_async(const Options &o)
     edgelock_client_destroy(h.b);
     write_samples(o.get_str("samples", ""), h.lat);
     // A's own release round trip (its unlock callback), for the breakdown.
-    handoff_json("b_async", h.total, h.lat, h.idle, &h.plain_lat).latency("release_rtt", h.a_reply).print();
+    handoff_json("b_async", h.total, h.lat, h.idle, &h.plain_lat)
+        .latency("release_rtt", h.a_reply)
+        .latency("plain_async_handoff", h.plain_async_lat)
+        .num("p50_vs_plain_async_interleaved", h.lat.pct(50) / h.plain_async_lat.pct(50))
+        .print();
     return 0;
 }
 
@@ -1052,10 +1068,19 @@ int handoff_threads(const Options &o, const char *scenario, ThreadLock a, Thread
             idle_probe(probe, 1, 5000, &one); // the idle round trip, interleaved
             if (i >= warm)
                 idle.add(one.v[0]);
+            // The handoff right after the probe's pause comes out slower
+            // (the same plain client in both places: 1.5x at p50), so ours
+            // and the plain one take that place in turn.
+            bool plain_first = plain && i % 2 == 1;
+            if (plain_first) {
+                double ns = plain->run->once();
+                if (i >= warm)
+                    plain_lat.add(ns);
+            }
             double ns = ours.once();
             if (i >= warm)
                 lat.add(ns);
-            if (plain) {
+            if (plain && !plain_first) {
                 ns = plain->run->once();
                 if (i >= warm)
                     plain_lat.add(ns);
@@ -1101,6 +1126,22 @@ int cmd_b_plain(const Options &o)
     int rc =
         handoff_threads(o, "b_plain", {[&] { plain_lock(&pa, kLease); }, [&] { plain_unlock(&pa, kLease); }},
                         {[&] { plain_lock(&pb, kLease); }, [&] { plain_unlock(&pb, kLease); }}, false);
+    plain_close(&pa);
+    plain_close(&pb);
+    return rc;
+}
+
+// B's method checked on itself: two plain clients in the place of ours, so
+// the interleaved ratio measures the method's own bias (1.0 when fair).
+int cmd_b_calibrate(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    PlainLock pa, pb;
+    plain_open(&pa, port, "bench:b:calibrate", std::string(kFloorOwner) + "3");
+    plain_open(&pb, port, "bench:b:calibrate", std::string(kFloorOwner) + "4");
+    int rc = handoff_threads(o, "b_calibrate",
+                             {[&] { plain_lock(&pa, kLease); }, [&] { plain_unlock(&pa, kLease); }},
+                             {[&] { plain_lock(&pb, kLease); }, [&] { plain_unlock(&pb, kLease); }}, true);
     plain_close(&pa);
     plain_close(&pb);
     return rc;
@@ -1629,6 +1670,8 @@ int main(int argc, char **argv)
         return cmd_b_async(o);
     if (s == "b_blocking")
         return cmd_b_blocking(o);
+    if (s == "b_calibrate")
+        return cmd_b_calibrate(o);
     if (s == "b_plain")
         return cmd_b_plain(o);
     if (s == "s_pairs")

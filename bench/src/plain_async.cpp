@@ -57,8 +57,9 @@ static redisReply *as_reply(void *reply, const char *what)
 static void acquire(redisAsyncContext *ac, const std::string &name, const std::string &owner,
                     redisCallbackFn *cb, void *self)
 {
-    redisAsyncCommand(ac, cb, self, "EVALSHA %s 1 %s %lld %s", edgelock::kScripts[edgelock::kScriptAcquire].sha1,
-                      name.c_str(), (long long)kLeaseMs, owner.c_str());
+    redisAsyncCommand(ac, cb, self, "EVALSHA %s 1 %s %lld %s",
+                      edgelock::kScripts[edgelock::kScriptAcquire].sha1, name.c_str(), (long long)kLeaseMs,
+                      owner.c_str());
 }
 
 void PlainAsyncHandoff::release(redisAsyncContext *ac, const std::string &owner, redisCallbackFn *done)
