@@ -626,6 +626,11 @@ def main():
         if key in M:
             ratios.setdefault(key, {})["p50_vs_plain"] = ratio_median(
                 lambda o, k=key: o[k]["p50_vs_plain_interleaved"])
+    if "b_calibrate" in M:
+        ratios["b_calibrate"].update({
+            "p50_in_idle_rtts": ratio_median(lambda o: o["b_calibrate"]["p50_in_idle_rtts"]),
+            "p99_in_idle_rtts": ratio_median(lambda o: o["b_calibrate"]["p99_in_idle_rtts"]),
+            "floor": "interleaved"})
     if "b_async" in M:
         ratios.setdefault("b_async", {})["p50_vs_plain_sync"] = ratio_median(
             lambda o: o["b_async"]["p50_vs_plain_interleaved"])
@@ -1071,11 +1076,6 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
     if "b_async" in M and "plain_async_handoff_p50_us" in M["b_async"]:
         M["b_plain_async"] = {"handoff_p50_us": M["b_async"]["plain_async_handoff_p50_us"],
                               "handoff_p99_us": M["b_async"]["plain_async_handoff_p99_us"]}
-    if "b_calibrate" in M:
-        ratios["b_calibrate"].update({
-            "p50_in_idle_rtts": ratio_median(lambda o: o["b_calibrate"]["p50_in_idle_rtts"]),
-            "p99_in_idle_rtts": ratio_median(lambda o: o["b_calibrate"]["p99_in_idle_rtts"]),
-            "floor": "interleaved"})
     for label, key in (("edgelock async API (2 clients, 1 loop)", "b_async"),
                        ("plain hiredis async, same protocol (2 clients, 1 loop)", "b_plain_async"),
                        ("edgelock blocking API (2 clients, 2 threads)", "b_blocking"),
