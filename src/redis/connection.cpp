@@ -196,6 +196,7 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->to_sentinels = cfg.to_sentinels && cfg.url->sentinel;
     conn->pubsub = cfg.pubsub;
     conn->write_at_once = cfg.write_at_once;
+    conn->send_urgent = false;
     memcpy(conn->host, cfg.url->host, sizeof(conn->host));
     conn->port = cfg.url->port;
     return timer_init(&conn->timer, loop, timer_fired, conn);
@@ -395,10 +396,12 @@ void conn_flush_output(Connection *conn)
         conn->ops->flush(conn);
 }
 
-void conn_hurry(Connection *conn)
+bool conn_send_urgent(Connection *conn, const char *buf, size_t len, void *privdata)
 {
-    if (conn->link && !conn->write_at_once)
-        conn->ops->hurry(conn);
+    conn->send_urgent = true;
+    bool ok = conn->ops->send(conn, buf, len, privdata);
+    conn->send_urgent = false;
+    return ok;
 }
 
 bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata)

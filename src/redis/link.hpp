@@ -21,19 +21,15 @@ struct LinkOps {
     // once, then conn_link_down() if the link drops. False: failed at once
     // (nothing will be called).
     bool (*open)(Connection *conn);
-    // Queue bytes of one command (written at once when conn->write_at_once);
-    // its reply comes through conn_link_reply() with privdata, in order.
-    // False: not sent (no reply will come).
+    // Queue bytes of one command (written at once when conn->write_at_once
+    // or conn->send_urgent); its reply comes through conn_link_reply() with
+    // privdata, in order. False: not sent (no reply will come).
     bool (*send)(Connection *conn, const char *buf, size_t len, void *privdata);
     // Close now. Every reply still due is delivered as NULL from inside this
     // call; no conn_link_connected()/conn_link_down() follows.
     void (*close)(Connection *conn);
     // Write what is buffered for the socket now, best effort (at shutdown).
     void (*flush)(Connection *conn);
-    // One write of what is buffered, now, on a connection that otherwise
-    // writes at the loop's next turn: for a command someone is waiting on
-    // right now. Where the link cannot (TLS), the loop writes it as usual.
-    void (*hurry)(Connection *conn);
     // Whether a subscriber connection can take RESP3 pushes (conn->push_replies):
     // what sharded pub/sub needs, as hiredis before 1.0 knows no SSUBSCRIBE.
     bool push;

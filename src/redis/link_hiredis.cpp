@@ -173,26 +173,35 @@ static bool open(Connection *conn)
     return ok;
 }
 
-// One write of the buffer now rather than at the loop's next turn, so a
-// blocked caller's poll waits for the reply only; what does not fit is left
-// to the write event.
-static void write_now(Connection *conn)
+// Whether a command sent now may be written now rather than at the loop's
+// next turn: so a blocked caller's poll waits for the reply only, and a woken
+// waiter's retry leaves with the message that woke it.
+static bool writes_now(const Connection *conn, const redisAsyncContext *ac)
 {
-    auto *ac = static_cast<redisAsyncContext *>(conn->link);
+    if (!conn->write_at_once && !conn->send_urgent)
+        return false;
     // TLS keeps its own want-read/want-write state in hiredis_ssl's async
     // handlers: only they write a TLS link.
-    if (!ac || conn->tls || (ac->c.flags & REDIS_CONNECTED) == 0)
-        return;
+    if (conn->tls || (ac->c.flags & REDIS_CONNECTED) == 0)
+        return false;
     // Sent from inside one of this link's reply callbacks (the unlock latch's
     // DEL after the release reply): nobody polls for it now; it goes with the
     // next command, in one write.
-    if (ac->c.flags & REDIS_IN_CALLBACK)
-        return;
+    return (ac->c.flags & REDIS_IN_CALLBACK) == 0;
+}
+
+// One write of the buffer now. What does not fit, or a write error, is left
+// to the write event: the loop writes the rest, or finds the error and
+// reports the link down through the usual path.
+static void write_now(redisAsyncContext *ac)
+{
     int done = 0;
-    // An error is left in the context: the loop's next write event finds it
-    // and reports the link down through the usual path.
-    if (redisBufferWrite(&ac->c, &done) == REDIS_OK && done && ac->ev.delWrite)
-        ac->ev.delWrite(ac->ev.data); // nothing left: no write event to wait for
+    if (redisBufferWrite(&ac->c, &done) == REDIS_OK && done) {
+        if (ac->ev.delWrite)
+            ac->ev.delWrite(ac->ev.data); // one registered before: nothing left for it
+    } else if (ac->ev.addWrite) {
+        ac->ev.addWrite(ac->ev.data);
+    }
 }
 
 static bool send(Connection *conn, const char *buf, size_t len, void *privdata)
@@ -207,11 +216,23 @@ static bool send(Connection *conn, const char *buf, size_t len, void *privdata)
             ac->ev.addWrite(ac->ev.data);
         return true;
     }
-    if (!ac || redisAsyncFormattedCommand(ac, reply_cb, privdata, buf, len) != REDIS_OK)
+    if (!ac)
+        return false;
+    // Written now: hiredis is kept from registering the write event for it
+    // (two epoll_ctl calls on a loop without libevent's changelist, and two
+    // more to remove it after the write); write_now() registers it only if
+    // the socket does not take it all.
+    bool now = writes_now(conn, ac);
+    void (*add_write)(void *) = ac->ev.addWrite;
+    if (now)
+        ac->ev.addWrite = nullptr;
+    int rc = redisAsyncFormattedCommand(ac, reply_cb, privdata, buf, len);
+    ac->ev.addWrite = add_write;
+    if (rc != REDIS_OK)
         return false;
     conn->replies_due++;
-    if (conn->write_at_once)
-        write_now(conn);
+    if (now)
+        write_now(ac);
     return true;
 }
 
@@ -237,6 +258,6 @@ static void flush(Connection *conn)
             break;
 }
 
-const LinkOps kHiredisLink = {open, send, close, flush, write_now, kPushReplies};
+const LinkOps kHiredisLink = {open, send, close, flush, kPushReplies};
 
 } // namespace edgelock

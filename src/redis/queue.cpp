@@ -189,7 +189,9 @@ static bool send(CommandQueue *q, uint32_t index)
         send_aside(conn, "ASKING");
         cmd->asking = false;
     }
-    if (!conn_send(conn, buf, len, to_privdata(id))) {
+    bool sent = cmd->urgent ? conn_send_urgent(conn, buf, len, to_privdata(id))
+                            : conn_send(conn, buf, len, to_privdata(id));
+    if (!sent) {
         if (cmd->patient) {
             // The link is going away (its replies are being failed right now):
             // first in line for the next connection.
@@ -199,8 +201,6 @@ static bool send(CommandQueue *q, uint32_t index)
         complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
         return false;
     }
-    if (cmd->urgent)
-        conn_hurry(conn);
     cmd->conn = conn;
     cmd->state = CmdState::Sent;
     cmd->sent_ms = loop_now(q->loop);

@@ -130,9 +130,8 @@ static void link_close(Connection *conn)
 }
 
 static void link_flush(Connection *) {}
-static void link_hurry(Connection *) {} // the fake sends at once anyway
 
-const LinkOps FakeLink::ops = {link_open, link_send, link_close, link_flush, link_hurry, false};
+const LinkOps FakeLink::ops = {link_open, link_send, link_close, link_flush, false};
 
 FakeLink::FakeLink()
 {
