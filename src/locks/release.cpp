@@ -306,7 +306,7 @@ static void start_cleanup(Client *c, const LockCall &call)
 void release_settle_uncertain(Client *c, Hold *h)
 {
     // The owner's unlock of unknown outcome still counts in h->count. If it
-    // did not run, a new acquire would re-enter the old hold in Redis, and
+    // did not run, the next acquire would re-enter the old hold in Redis, and
     // the owner's next unlock would leave that count behind, renewed by the
     // watchdog for ever. So it goes out again first (same request id: the
     // unlock latch answers if it ran), ahead of the acquire on the same

@@ -196,7 +196,6 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->to_sentinels = cfg.to_sentinels && cfg.url->sentinel;
     conn->pubsub = cfg.pubsub;
     conn->write_at_once = cfg.write_at_once;
-    conn->send_urgent = false;
     memcpy(conn->host, cfg.url->host, sizeof(conn->host));
     conn->port = cfg.url->port;
     return timer_init(&conn->timer, loop, timer_fired, conn);
@@ -209,7 +208,7 @@ void conn_fini(Connection *conn)
 
 bool conn_send_setup(Connection *conn, const char *buf, size_t len)
 {
-    if (!conn->ops->send(conn, buf, len, &setup_tag))
+    if (!conn->ops->send(conn, buf, len, &setup_tag, false))
         return false;
     conn->setup_pending++;
     return true;
@@ -218,7 +217,7 @@ bool conn_send_setup(Connection *conn, const char *buf, size_t len)
 bool conn_send_probe(Connection *conn, uint8_t kind, const char *buf, size_t len)
 {
     EDGELOCK_ASSERT(kind < kConnProbeKinds);
-    if (!conn->ops->send(conn, buf, len, &probe_tags[kind]))
+    if (!conn->ops->send(conn, buf, len, &probe_tags[kind], false))
         return false;
     if (conn->state == ConnState::Connecting)
         conn->setup_pending++;
@@ -237,7 +236,7 @@ static bool send_tagged(Connection *conn, void *tag, const char *a0, const char 
             rc.arg(a);
     const char *out;
     size_t len;
-    bool ok = rc.finish(&out, &len) && conn->ops->send(conn, out, len, tag);
+    bool ok = rc.finish(&out, &len) && conn->ops->send(conn, out, len, tag, false);
     memset(buf, 0, sizeof(buf)); // a password is not left on the stack
     if (ok)
         conn->setup_pending++;
@@ -396,17 +395,9 @@ void conn_flush_output(Connection *conn)
         conn->ops->flush(conn);
 }
 
-bool conn_send_urgent(Connection *conn, const char *buf, size_t len, void *privdata)
+bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata, bool urgent)
 {
-    conn->send_urgent = true;
-    bool ok = conn->ops->send(conn, buf, len, privdata);
-    conn->send_urgent = false;
-    return ok;
-}
-
-bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata)
-{
-    return conn->ops->send(conn, buf, len, privdata);
+    return conn->ops->send(conn, buf, len, privdata, urgent);
 }
 
 } // namespace edgelock

@@ -83,7 +83,6 @@ struct Connection {
     bool to_sentinels;  // as ConnConfig
     bool pubsub;        // as ConnConfig
     bool write_at_once; // as ConnConfig
-    bool send_urgent;   // during conn_send_urgent()
     // A subscriber speaking RESP3 (its owner sends HELLO 3 in setup): its
     // channel commands are sent without a reply callback and everything they
     // bring comes as pushes (LinkOps::push). Sharded pub/sub.
@@ -107,15 +106,14 @@ void conn_start(Connection *conn);
 void conn_drop(Connection *conn);         // close now and reconnect later; replies due come as NULL
 void conn_close(Connection *conn);        // close for good (shutdown)
 void conn_flush_output(Connection *conn); // write what is buffered for the socket, now
-// conn_send, and onto the socket at once even where commands otherwise go at
-// the loop's next turn: a command whose reply someone is waiting on right now.
-bool conn_send_urgent(Connection *conn, const char *buf, size_t len, void *privdata);
 inline bool conn_ready(const Connection *conn)
 {
     return conn->state == ConnState::Ready && conn->link;
 }
-// A command's bytes; its reply reaches hooks.reply with privdata.
-bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata);
+// A command's bytes; its reply reaches hooks.reply with privdata. urgent:
+// onto the socket at once even where commands otherwise go at the loop's
+// next turn (a command whose reply someone is waiting on right now).
+bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata, bool urgent = false);
 // From hooks.setup only: a command whose error reply fails the setup.
 bool conn_send_setup(Connection *conn, const char *buf, size_t len);
 // A command whose reply, error or not, goes to hooks.probe with kind (<

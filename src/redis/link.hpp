@@ -22,9 +22,9 @@ struct LinkOps {
     // (nothing will be called).
     bool (*open)(Connection *conn);
     // Queue bytes of one command (written at once when conn->write_at_once
-    // or conn->send_urgent); its reply comes through conn_link_reply() with
-    // privdata, in order. False: not sent (no reply will come).
-    bool (*send)(Connection *conn, const char *buf, size_t len, void *privdata);
+    // or urgent); its reply comes through conn_link_reply() with privdata, in
+    // order. False: not sent (no reply will come).
+    bool (*send)(Connection *conn, const char *buf, size_t len, void *privdata, bool urgent);
     // Close now. Every reply still due is delivered as NULL from inside this
     // call; no conn_link_connected()/conn_link_down() follows.
     void (*close)(Connection *conn);

@@ -176,9 +176,9 @@ static bool open(Connection *conn)
 // Whether a command sent now may be written now rather than at the loop's
 // next turn: so a blocked caller's poll waits for the reply only, and a woken
 // waiter's retry leaves with the message that woke it.
-static bool writes_now(const Connection *conn, const redisAsyncContext *ac)
+static bool writes_now(const Connection *conn, const redisAsyncContext *ac, bool urgent)
 {
-    if (!conn->write_at_once && !conn->send_urgent)
+    if (!conn->write_at_once && !urgent)
         return false;
     // TLS keeps its own want-read/want-write state in hiredis_ssl's async
     // handlers: only they write a TLS link.
@@ -204,7 +204,7 @@ static void write_now(redisAsyncContext *ac)
     }
 }
 
-static bool send(Connection *conn, const char *buf, size_t len, void *privdata)
+static bool send(Connection *conn, const char *buf, size_t len, void *privdata, bool urgent)
 {
     auto *ac = static_cast<redisAsyncContext *>(conn->link);
     if (ac && conn->push_replies && !privdata) {
@@ -222,7 +222,7 @@ static bool send(Connection *conn, const char *buf, size_t len, void *privdata)
     // (two epoll_ctl calls on a loop without libevent's changelist, and two
     // more to remove it after the write); write_now() registers it only if
     // the socket does not take it all.
-    bool now = writes_now(conn, ac);
+    bool now = writes_now(conn, ac, urgent);
     void (*add_write)(void *) = ac->ev.addWrite;
     if (now)
         ac->ev.addWrite = nullptr;

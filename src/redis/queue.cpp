@@ -189,9 +189,7 @@ static bool send(CommandQueue *q, uint32_t index)
         send_aside(conn, "ASKING");
         cmd->asking = false;
     }
-    bool sent = cmd->urgent ? conn_send_urgent(conn, buf, len, to_privdata(id))
-                            : conn_send(conn, buf, len, to_privdata(id));
-    if (!sent) {
+    if (!conn_send(conn, buf, len, to_privdata(id), cmd->urgent)) {
         if (cmd->patient) {
             // The link is going away (its replies are being failed right now):
             // first in line for the next connection.

@@ -52,7 +52,7 @@ struct Command {
     bool patient;       // queue_set_patient(): no deadline until sent
     bool asking;        // ASK: ASKING goes first, on conn
     bool pinned;        // goes to conn whatever the slot map says (a WAIT for one node's grant)
-    bool urgent;        // onto the socket as soon as sent (conn_send_urgent): a woken waiter's attempt
+    bool urgent;        // onto the socket as soon as sent (conn_send): a woken waiter's attempt
     CommandArgs args;
 };
 

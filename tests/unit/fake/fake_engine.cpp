@@ -108,7 +108,7 @@ static bool link_open(Connection *conn)
     return true;
 }
 
-static bool link_send(Connection *conn, const char *buf, size_t len, void *privdata)
+static bool link_send(Connection *conn, const char *buf, size_t len, void *privdata, bool)
 {
     FakeLink::Conn &fc = g_link->of(conn);
     if (!fc.open)
