@@ -582,6 +582,9 @@ def main():
                 "p99_in_rtts": ratio_median(lambda o, k=key: o[k]["pair_p99_us"] / o[k]["floor_rtt_p50_us"]),
                 "floor": "interleaved",
             }
+    for key in ("a_blocking", "a_blocking_fresh"):  # issue 13's floor: the same traffic, plain sync hiredis
+        if key in M and "ratio_vs_sync_pair" in M[key]:
+            ratios[key]["vs_sync_pair"] = ratio_median(lambda o, k=key: o[k]["ratio_vs_sync_pair"])
     if "a_async" in M:
         ratios["a_async"]["vs_hiredis_async_pair"] = ratio_median(lambda o: o["a_async"]["ratio_vs_hiredis_async_pair"])
     for key in ("redis-py_a", "redlock_a"):
@@ -703,12 +706,14 @@ def main():
     for key, label in (("a_blocking", "blocking"), ("a_async", "async")):
         v = ratios.get(key, {}).get("pairs_vs_floor")
         goal("A uncontended (%s)" % label, "pairs/s ÷ floor (1 / 2 hot RTT)", v, ">= 0.95", v is not None and v >= 0.95)
-    # Issue 13: the blocking API at the floor (the floor is plain sync hiredis
-    # sending the same scripts), a handle per key or reused, and its cost in
-    # context switches.
+    # Issue 13: the blocking API at the floor, "the same wire traffic sent
+    # through plain sync hiredis" (acquire, release, the latch's DEL; chunks
+    # interleaved with edgelock's), a handle per key or reused, and its cost
+    # in context switches. The 2-hot-RTT goal above is the stricter floor:
+    # two acquires on fresh keys cost Redis less than an acquire and a release.
     for key, label, target in (("a_blocking_fresh", "blocking, a handle per key", 0.90),
                                ("a_blocking", "blocking, handle reused", 0.95)):
-        v = ratios.get(key, {}).get("pairs_vs_floor")
+        v = ratios.get(key, {}).get("vs_sync_pair")
         goal("A uncontended (%s; issue 13)" % label, "pairs/s ÷ plain sync hiredis, same scripts", v, ">= %.2f" % target,
              v is not None and v >= target)
     v = ratios.get("a_async", {}).get("vs_hiredis_async_pair")
@@ -1063,6 +1068,9 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
         if key == "a_async":
             note += "; **%s** of the same commands through bare hiredis async + libevent (interleaved)" % fmt(
                 r(key, "vs_hiredis_async_pair"))
+        elif r(key, "vs_sync_pair") is not None:
+            note += "; **%s** of the same commands through plain sync hiredis (interleaved)" % fmt(
+                r(key, "vs_sync_pair"))
         if key.startswith("a_"):
             note += "; %s against the bracketing floor" % fmt(r(key, "pairs_vs_floor_bracketing"))
         L.append("| **A** uncontended lock+unlock, fresh keys | %s | %s pairs/s | %s | %s | **%s** of floor (%s) | %s |"

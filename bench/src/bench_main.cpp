@@ -165,6 +165,49 @@ void afloor_step(AsyncFloor *f)
                       kFloorOwner);
 }
 
+// Sync floor: edgelock's wire traffic for one lock+unlock pair through plain
+// sync hiredis: acquire; release; the latch's DEL appended, so it goes out
+// with the next acquire, as edgelock's does.
+struct SyncPairs {
+    redisContext *c;
+    bool del_pending = false;
+    // ns from the acquire's write to the release's answer; seq picks the key.
+    double pair(uint64_t seq)
+    {
+        std::string name = "bench:floor:pair:" + std::to_string(seq % 1000);
+        std::string chan = channel_of(name), latch = latch_of(name, seq);
+        uint64_t t0 = now_ns();
+        redisAppendCommand(c, "EVALSHA %s 1 %s %lld %s", edgelock::kScripts[edgelock::kScriptAcquire].sha1,
+                           name.c_str(), (long long)kLease, kFloorOwner);
+        void *rp = nullptr;
+        if (del_pending) {
+            if (redisGetReply(c, &rp) != REDIS_OK)
+                die("floor DEL reply");
+            freeReplyObject(rp);
+        }
+        if (redisGetReply(c, &rp) != REDIS_OK || ((redisReply *)rp)->type != REDIS_REPLY_NIL)
+            die("floor pair acquire");
+        freeReplyObject(rp);
+        redisReply *r = must(c, "EVALSHA %s 3 %s %s %s 0 %lld %s publish 16000",
+                             edgelock::kScripts[edgelock::kScriptRelease].sha1, name.c_str(), chan.c_str(),
+                             latch.c_str(), (long long)kLease, kFloorOwner);
+        uint64_t t1 = now_ns();
+        if (r->type != REDIS_REPLY_INTEGER || r->integer != 1)
+            die("floor pair release");
+        freeReplyObject(r);
+        redisAppendCommand(c, "DEL %s", latch.c_str());
+        del_pending = true;
+        return (double)(t1 - t0);
+    }
+    void drain()
+    {
+        void *rp = nullptr;
+        if (del_pending && redisGetReply(c, &rp) == REDIS_OK)
+            freeReplyObject(rp);
+        del_pending = false;
+    }
+};
+
 // Hot: back-to-back acquire EVALSHAs on fresh keys. Returns the measured ns.
 double hot_probe(redisContext *c, int warm, int n, Samples *out)
 {
@@ -234,52 +277,25 @@ int cmd_floor(const Options &o)
     int idle_pause_us = (int)o.get("idle-pause-us", 5000);
     const int warm = 500;
     load_all_scripts(port);
-    const char *acq = edgelock::kScripts[edgelock::kScriptAcquire].sha1;
-    const char *rel = edgelock::kScripts[edgelock::kScriptRelease].sha1;
     redisContext *c = connect_sync(port);
 
     Samples hot, idle;
     double hot_elapsed = hot_probe(c, warm, hot_n, &hot);
     idle_probe(c, idle_n, idle_pause_us, &idle);
 
-    // Pair: edgelock's wire traffic for lock+unlock through sync hiredis; the
-    // latch DEL is appended and goes out with the next acquire.
+    // Pair: edgelock's wire traffic for lock+unlock through sync hiredis.
     Samples pair;
+    SyncPairs sp{c};
     uint64_t pair_start = 0;
-    bool del_pending = false;
     for (int i = 0; i < warm + pairs; i++) {
         if (i == warm)
             pair_start = now_ns();
-        std::string name = "bench:floor:pair:" + std::to_string(i % 1000);
-        std::string chan = channel_of(name), latch = latch_of(name, (uint64_t)i);
-        uint64_t t0 = now_ns();
-        redisAppendCommand(c, "EVALSHA %s 1 %s %lld %s", acq, name.c_str(), (long long)kLease, kFloorOwner);
-        void *rp = nullptr;
-        if (del_pending) {
-            if (redisGetReply(c, &rp) != REDIS_OK)
-                die("floor DEL reply");
-            freeReplyObject(rp);
-        }
-        if (redisGetReply(c, &rp) != REDIS_OK || ((redisReply *)rp)->type != REDIS_REPLY_NIL)
-            die("floor pair acquire");
-        freeReplyObject(rp);
-        redisReply *r = must(c, "EVALSHA %s 3 %s %s %s 0 %lld %s publish 16000", rel, name.c_str(),
-                             chan.c_str(), latch.c_str(), (long long)kLease, kFloorOwner);
-        uint64_t t1 = now_ns();
-        if (r->type != REDIS_REPLY_INTEGER || r->integer != 1)
-            die("floor pair release");
-        freeReplyObject(r);
-        redisAppendCommand(c, "DEL %s", latch.c_str());
-        del_pending = true;
+        double v = sp.pair((uint64_t)i);
         if (i >= warm)
-            pair.add((double)(t1 - t0));
+            pair.add(v);
     }
     double pair_elapsed = (double)(now_ns() - pair_start);
-    if (del_pending) {
-        void *rp = nullptr;
-        if (redisGetReply(c, &rp) == REDIS_OK)
-            freeReplyObject(rp);
-    }
+    sp.drain();
     redisFree(c);
 
     // The same pair through hiredis async on libevent.
@@ -361,9 +377,33 @@ struct Interleaved {
         }
         chunk_floor_ns /= (double)n;
     }
+    // The blocking face's own floor (issue 13: "the same wire traffic sent
+    // through plain sync hiredis"): n lock+unlock pairs through SyncPairs on
+    // a connection of its own, right after the hot round trips.
+    redisContext *pair_ctx = nullptr;
+    Samples sync_pairs;
+    std::vector<double> sync_chunk_ratio;
+    double chunk_sync_ns = 0;
+    uint64_t sync_seq = 0;
+    void sync_pair_chunk(int n)
+    {
+        chunk_sync_ns = 0;
+        if (!enabled || !pair_ctx)
+            return;
+        SyncPairs sp{pair_ctx};
+        for (int k = 0; k < n; k++) {
+            double v = sp.pair(sync_seq++);
+            sync_pairs.add(v);
+            chunk_sync_ns += v;
+        }
+        sp.drain();
+        chunk_sync_ns /= (double)n;
+    }
     void end_chunk(double pair_ns_sum, int n)
     {
         chunk_ratio.push_back(2.0 * chunk_floor_ns / (pair_ns_sum / n));
+        if (chunk_sync_ns > 0)
+            sync_chunk_ratio.push_back(chunk_sync_ns / (pair_ns_sum / n));
     }
     // Client CPU and context switches over the timed pairs only.
     uint64_t cpu_ns = 0;
@@ -393,6 +433,14 @@ struct Interleaved {
             cr.add(r);
         j.num("ratio_vs_floor_chunk_median", cr.pct(50));
         j.num("p50_in_floor_rtts", pairs.pct(50) / floor.pct(50));
+        if (sync_pairs.size() == 0)
+            return;
+        j.latency("sync_pair", sync_pairs);
+        j.num("ratio_vs_sync_pair", sync_pairs.mean() / pairs.mean());
+        Samples sr;
+        for (double r : sync_chunk_ratio)
+            sr.add(r);
+        j.num("ratio_vs_sync_pair_chunk_median", sr.pct(50));
     }
 };
 
@@ -402,6 +450,7 @@ template <typename Pair> void time_pairs(Interleaved &il, int first, int n, int 
 {
     for (int i = first; i < first + n;) {
         il.floor_chunk(chunk);
+        il.sync_pair_chunk(chunk);
         double sum = 0;
         int k = 0;
         Usage u0 = usage();
@@ -443,6 +492,7 @@ int cmd_a_blocking(const Options &o)
     std::vector<edgelock_lock> lks = new_locks(c, "bench:a:blk:", names);
     Interleaved il;
     il.floor_ctx = connect_sync(port);
+    il.pair_ctx = connect_sync(port);
     il.enabled = o.get("floor", 1) != 0;
     // --fresh 1: a handle per key, as the README's example does (lock_new and
     // lock_free inside the timed pair), instead of the 1,000 made beforehand.
@@ -470,6 +520,7 @@ int cmd_a_blocking(const Options &o)
     time_pairs(il, warm, n, chunk, pair);
     edgelock_client_destroy(c);
     redisFree(il.floor_ctx);
+    redisFree(il.pair_ctx);
     Json j;
     write_samples(o.get_str("samples", ""), il.pairs);
     j.str("scenario", fresh ? "a_blocking_fresh" : "a_blocking");
