@@ -85,6 +85,24 @@ def stop_redis():
     _redis_proc = None
 
 
+def run_json_pinned(cmd, timeout=300):
+    """cmd with the redis-server on a CPU of its own and cmd on the others
+    (their threads share those), then the server's CPUs as before. None when
+    the machine has fewer than 2 CPUs for us."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2 or not _redis_proc or _redis_proc.poll() is not None:
+        return None
+    server_cpus = os.sched_getaffinity(_redis_proc.pid)
+    try:
+        os.sched_setaffinity(_redis_proc.pid, {cpus[-1]})
+    except OSError:
+        return None
+    try:
+        return run_json(["taskset", "-c", ",".join(str(c) for c in cpus[:-1])] + cmd, timeout=timeout)
+    finally:
+        os.sched_setaffinity(_redis_proc.pid, server_cpus)
+
+
 _cluster_procs = []
 
 
@@ -467,6 +485,19 @@ def main():
         # B's method checked on itself: a plain client in edgelock's place.
         flush(port)
         rec("b_calibrate", run_json([bench, "b_calibrate"] + P), rnd)
+        # Which side of B's handoff edgelock's extra time is on: edgelock as
+        # the holder with a plain waiter, and the other way round.
+        for holder in ("1", "0"):
+            flush(port)
+            rec("b_mixed_" + ("holder" if holder == "1" else "waiter"),
+                run_json([bench, "b_mixed", "--holder", holder] + P), rnd)
+        # And with the server on a CPU the clients do not share (as a
+        # gateway's Redis is on another machine): see BENCHMARKS.md.
+        flush(port)
+        pinned = run_json_pinned([bench, "b_blocking"] + P)
+        if pinned is not None:
+            pinned["scenario"] = "b_blocking_pinned"
+            rec("b_blocking_pinned", pinned, rnd)
         # S: an expirable semaphore (issue 16): take+give-back pairs, and B's handoff.
         flush(port)
         rec("s_pairs", with_floor(port, bench, [bench, "s_pairs"] + P, count_key="ops_total"), rnd)
@@ -625,15 +656,16 @@ def main():
     # (plain_async.cpp), as its two clients share one; the two-thread sync
     # client is shown beside it. b_calibrate puts a plain client in
     # edgelock's place: 1.0 when the method favours neither side.
-    for key in ("b_blocking", "b_calibrate"):
+    for key in ("b_blocking", "b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned"):
         if key in M:
             ratios.setdefault(key, {})["p50_vs_plain"] = ratio_median(
                 lambda o, k=key: o[k]["p50_vs_plain_interleaved"])
-    if "b_calibrate" in M:
-        ratios["b_calibrate"].update({
-            "p50_in_idle_rtts": ratio_median(lambda o: o["b_calibrate"]["p50_in_idle_rtts"]),
-            "p99_in_idle_rtts": ratio_median(lambda o: o["b_calibrate"]["p99_in_idle_rtts"]),
-            "floor": "interleaved"})
+    for key in ("b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned"):
+        if key in M:
+            ratios[key].update({
+                "p50_in_idle_rtts": ratio_median(lambda o, k=key: o[k]["p50_in_idle_rtts"]),
+                "p99_in_idle_rtts": ratio_median(lambda o, k=key: o[k]["p99_in_idle_rtts"]),
+                "floor": "interleaved"})
     if "b_async" in M:
         ratios.setdefault("b_async", {})["p50_vs_plain_sync"] = ratio_median(
             lambda o: o["b_async"]["p50_vs_plain_interleaved"])
@@ -1089,6 +1121,10 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
                        ("edgelock blocking API (2 clients, 2 threads)", "b_blocking"),
                        ("plain hiredis, same protocol (2 clients, 2 threads)", "b_plain"),
                        ("method check: plain hiredis in edgelock's place (2 threads)", "b_calibrate"),
+                       ("edgelock holds, the plain client waits (2 threads)", "b_mixed_holder"),
+                       ("the plain client holds, edgelock waits (2 threads)", "b_mixed_waiter"),
+                       ("edgelock blocking API, Redis on a CPU of its own (2 threads on the other)",
+                        "b_blocking_pinned"),
                        ("redis-py Lock", "redis-py_b"), ("node-redlock", "redlock_b")):
         if key not in M:
             continue

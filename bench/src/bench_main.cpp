@@ -12,6 +12,7 @@
 //   edgelock_bench b_async    --port P   B: handoff, two clients on one event loop
 //   edgelock_bench b_blocking --port P   B: handoff, two clients, two threads
 //   edgelock_bench b_plain    --port P   B: the same between two plain Redisson-protocol clients
+//   edgelock_bench b_mixed --holder 1|0 --port P   B: edgelock on one side, the plain client on the other
 //   edgelock_bench c --kind reentrant|fair --api async|blocking|plain --port P
 //   edgelock_bench d          --port P   D: 10,000 holds under the watchdog
 //   edgelock_bench d_cost --holds N --port P   D: a pair's cost while N locks are held
@@ -1167,6 +1168,32 @@ int cmd_b_blocking(const Options &o)
     return rc;
 }
 
+// B with one side edgelock and the other the plain client (they speak the
+// same protocol on one lock): which side of the handoff edgelock's extra time
+// is on. --holder 1: edgelock holds and unlocks, the plain client waits;
+// --holder 0: the plain client holds, edgelock waits. The plain pair's
+// handoff is interleaved as in b_blocking.
+int cmd_b_mixed(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    const bool ours_hold = o.get("holder", 1) != 0;
+    edgelock_client *c = new_client(port, nullptr, 8);
+    wait_connected_blocking(c);
+    const char name[] = "bench:b:mixed";
+    edgelock_lock lk;
+    check_st(edgelock_lock_new(c, name, strlen(name), &lk), "lock_new");
+    PlainLock p;
+    plain_open(&p, port, name, std::string(kFloorOwner) + "5");
+    ThreadLock ours = {[&] { check_st(edgelock_try_lock(c, lk, 30000, kLease), "try_lock"); },
+                       [&] { check_st(edgelock_unlock(c, lk, nullptr), "unlock"); }};
+    ThreadLock plain = {[&] { plain_lock(&p, kLease); }, [&] { plain_unlock(&p, kLease); }};
+    int rc = ours_hold ? handoff_threads(o, "b_mixed_holder", ours, plain, true)
+                       : handoff_threads(o, "b_mixed_waiter", plain, ours, true);
+    plain_close(&p);
+    edgelock_client_destroy(c);
+    return rc;
+}
+
 // The same handoff between two plain Redisson-protocol clients (plain_lock.hpp):
 // what B costs with nothing but the protocol's own round trips.
 int cmd_b_plain(const Options &o)
@@ -1724,6 +1751,8 @@ int main(int argc, char **argv)
         return cmd_b_async(o);
     if (s == "b_blocking")
         return cmd_b_blocking(o);
+    if (s == "b_mixed")
+        return cmd_b_mixed(o);
     if (s == "b_calibrate")
         return cmd_b_calibrate(o);
     if (s == "b_plain")
