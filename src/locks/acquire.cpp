@@ -38,19 +38,28 @@ static constexpr uint64_t kFairFallbackMs = 100;
 
 static void timer_fired(void *arg, Timer *t);
 
+// The channels of finished waiters are left at the loop's next turn (finish()).
+static void leave_channels(void *arg, Timer *)
+{
+    auto *c = static_cast<Client *>(arg);
+    if (!c->closing)
+        pubsub_flush_leaves(&c->pubsub);
+}
+
 bool acquire_init_timers(Client *c)
 {
     for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
         if (!timer_init(&c->waiter_timers[i], &c->loop, timer_fired, c))
             return false;
     }
-    return true;
+    return timer_init(&c->leave_timer, &c->loop, leave_channels, c);
 }
 
 void acquire_fini_timers(Client *c)
 {
     for (uint32_t i = 0; i < c->waiters.capacity(); i++)
         timer_fini(&c->waiter_timers[i]);
+    timer_fini(&c->leave_timer);
 }
 
 static int64_t effective_lease(const Client *c, int64_t lease_ms)
@@ -110,12 +119,14 @@ static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value 
     uint32_t sub_index = w->sub_index;
     c->waiters.release(index);
     invoke_result(c, cb, lock_id, st, value, user);
-    // The channel is left after the caller has its answer: an UNSUBSCRIBE
-    // queued first would delay it, and a callback that waits on the lock
-    // again keeps the live subscription instead of a round of UNSUBSCRIBE
-    // and SUBSCRIBE. A client destroyed in the callback has no channels.
-    if (sub_index != kNoIndex && !c->closing)
-        pubsub_leave(&c->pubsub, sub_index);
+    // The channel is left at the loop's next turn, after the caller has its
+    // answer: an UNSUBSCRIBE formatted and queued first would delay it (on
+    // the blocking face the caller returns only when this callback has run),
+    // and a lock call on the same lock before then keeps the live
+    // subscription instead of a round of UNSUBSCRIBE and SUBSCRIBE. A client
+    // destroyed in the callback has no channels.
+    if (sub_index != kNoIndex && !c->closing && pubsub_leave_later(&c->pubsub, sub_index))
+        timer_arm(&c->leave_timer, 0);
 }
 
 static uint64_t remaining(const Waiter *w, uint64_t now)

@@ -378,8 +378,9 @@ static bool build(Client *c, const LinkOps *link)
         ok = build_cluster(c, link, cc_command) && ok;
     ok = watchdog_init(c) && ok;
     ok = acquire_init_timers(c) && ok;
-    // Timers: 2 connections (3 with a sentinel watch), the queue, the watchdog and one per waiter.
-    c->table_bytes += (4 + (uint64_t)cfg.max_waiters) * loop_timer_bytes(&c->loop);
+    // Timers: 2 connections (3 with a sentinel watch), the queue, the watchdog,
+    // one per waiter and the channels' leave (acquire.cpp).
+    c->table_bytes += (5 + (uint64_t)cfg.max_waiters) * loop_timer_bytes(&c->loop);
     return ok;
 }
 

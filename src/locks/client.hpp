@@ -52,6 +52,7 @@ struct Client {
     uint32_t *hold_buckets; // max_holds chain heads of the hold index (holds.hpp)
     FixedTable<Waiter> waiters;
     WaiterTimer *waiter_timers;
+    Timer leave_timer; // acquire.cpp: the channels finished waiters left, at the loop's next turn
     uint64_t waiter_seq;
     uint32_t starved_waiters;                // waiters whose retry found the command table full
     void (*on_command_slot_free)(Client *c); // acquire.cpp: retry one of them

@@ -30,6 +30,7 @@ void pubsub_init(PubSub *ps, FixedTable<Subscription>::Slot *storage, uint32_t c
     ps->name_cap = name_cap;
     ps->conn = conn;
     ps->hooks = hooks;
+    ps->due_head = kNoSub;
     ps->closed = false;
 }
 
@@ -99,6 +100,8 @@ edgelock_status pubsub_join(PubSub *ps, const char *channel, size_t len, uint32_
     memcpy(name_of(ps, i), channel, len);
     s->len = (uint32_t)len;
     s->refs = 1;
+    s->leaves_due = 0;
+    s->next_due = kNoSub;
     s->slot = ps->hooks.route ? key_hash_slot(channel, len) : 0;
     subscribe(ps, i);
     *index = i;
@@ -121,6 +124,32 @@ void pubsub_leave(PubSub *ps, uint32_t index)
     case SubState::Down: ps->subs.release(index); break;
     case SubState::Subscribing: // unsubscribed when the confirmation arrives
     case SubState::Unsubscribing: break;
+    }
+}
+
+bool pubsub_leave_later(PubSub *ps, uint32_t index)
+{
+    Subscription *s = ps->subs.get(index);
+    EDGELOCK_ASSERT(s && s->refs > s->leaves_due);
+    if (s->leaves_due++ > 0)
+        return false; // on the list already
+    s->next_due = ps->due_head;
+    ps->due_head = index;
+    return true;
+}
+
+void pubsub_flush_leaves(PubSub *ps)
+{
+    // Unlinked before leaving: a leave may release the slot.
+    while (ps->due_head != kNoSub && !ps->closed) {
+        uint32_t index = ps->due_head;
+        Subscription *s = ps->subs.get(index);
+        ps->due_head = s->next_due;
+        uint32_t n = s->leaves_due;
+        s->leaves_due = 0;
+        s->next_due = kNoSub;
+        while (n-- > 0)
+            pubsub_leave(ps, index);
     }
 }
 

@@ -24,12 +24,16 @@ constexpr size_t kMaxChannelLen = 4096 + 256;
 enum class SubState : uint8_t { Down, Subscribing, Subscribed, Unsubscribing };
 
 struct Subscription {
-    uint32_t refs;    // joins not yet left
-    uint32_t len;     // channel name bytes (in the name arena)
-    Connection *conn; // where it is (being) subscribed; null when down
-    uint16_t slot;    // cluster: the channel's slot
+    uint32_t refs;       // joins not yet left (leaves due included)
+    uint32_t len;        // channel name bytes (in the name arena)
+    Connection *conn;    // where it is (being) subscribed; null when down
+    uint32_t leaves_due; // pubsub_leave_later() calls not yet flushed
+    uint32_t next_due;   // the due list (PubSub::due_head), kNoSub at its end
+    uint16_t slot;       // cluster: the channel's slot
     SubState state;
 };
+
+constexpr uint32_t kNoSub = 0xffffffffu;
 
 struct PubSubHooks {
     void *ctx;
@@ -50,7 +54,8 @@ struct PubSub {
     uint32_t name_cap;
     Connection *conn; // null with a route hook
     PubSubHooks hooks;
-    bool sharded; // SSUBSCRIBE/SUNSUBSCRIBE (set by the owner before any join)
+    uint32_t due_head; // subscriptions with leaves due, newest first
+    bool sharded;      // SSUBSCRIBE/SUNSUBSCRIBE (set by the owner before any join)
     bool closed;
 };
 
@@ -59,6 +64,15 @@ void pubsub_init(PubSub *ps, FixedTable<Subscription>::Slot *storage, uint32_t c
 // Join the channel (subscribing when first joined). TABLE_FULL when no slot.
 edgelock_status pubsub_join(PubSub *ps, const char *channel, size_t len, uint32_t *index);
 void pubsub_leave(PubSub *ps, uint32_t index);
+// Leave, but not now: the join is given up at the next pubsub_flush_leaves(),
+// which the owner runs at its loop's next turn. A waiter that got its lock is
+// answered before an UNSUBSCRIBE is formatted and queued (on the blocking
+// face, before the caller's call returns), and a join of the channel before
+// the flush keeps the subscription instead of a round of UNSUBSCRIBE and
+// SUBSCRIBE. Until then the channel's messages reach no one (its joins are
+// gone); true when a flush is now due.
+bool pubsub_leave_later(PubSub *ps, uint32_t index);
+void pubsub_flush_leaves(PubSub *ps);
 bool pubsub_subscribed(PubSub *ps, uint32_t index);
 // Connection hooks (ConnHooks), with the PubSub as ctx.
 void pubsub_on_ready(void *ps);

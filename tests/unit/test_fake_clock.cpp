@@ -104,6 +104,47 @@ TEST_CASE(an_unlock_message_wakes_the_oldest_waiter_at_once)
     CHECK_EQ(second.calls, 0);
 }
 
+// A waiter that got its lock leaves the channel at the loop's next turn, after
+// its answer: a lock call on the same lock before then keeps the subscription
+// (no UNSUBSCRIBE and SUBSCRIBE round), and the last one out unsubscribes.
+TEST_CASE(a_granted_waiter_leaves_its_channel_at_the_next_turn)
+{
+    Harness h;
+    edgelock_lock lk = h.lock("q");
+    Result first, second;
+    CHECK_ST(acquire_start(h.c, lk, 1, 60000, 10000, record, &first), EDGELOCK_OK);
+    h.reply(":30000\r\n");
+    h.link.push(&h.c->sub_conn, subscribed("redisson_lock__channel:{q}"));
+    h.reply(":29000\r\n");
+    h.link.push(&h.c->sub_conn,
+                resp_array({resp_bulk("message"), resp_bulk("redisson_lock__channel:{q}"), resp_bulk("0")}));
+    h.reply(kNil);
+    CHECK_EQ(first.calls, 1);
+    CHECK_ST(first.st, EDGELOCK_OK);
+    size_t sub_sent = h.sub().log.size();
+    CHECK_EQ(h.c->pubsub.subs.used(), 1);
+    // Another owner of this client waits on the same lock before the turn.
+    CHECK_ST(acquire_start(h.c, lk, 2, 60000, 10000, record, &second), EDGELOCK_OK);
+    h.reply(":9000\r\n"); // held (by owner 1): it joins the live subscription...
+    h.reply(":8990\r\n"); // ...and tries once more, as after a SUBSCRIBE
+    h.loop.advance(0);
+    CHECK_EQ(h.sub().log.size(), sub_sent); // no UNSUBSCRIBE, no SUBSCRIBE
+    CHECK_EQ(h.c->pubsub.subs.used(), 1);
+    h.link.push(&h.c->sub_conn,
+                resp_array({resp_bulk("message"), resp_bulk("redisson_lock__channel:{q}"), resp_bulk("0")}));
+    h.reply(kNil);
+    CHECK_EQ(second.calls, 1);
+    CHECK_ST(second.st, EDGELOCK_OK);
+    CHECK_EQ(h.sub().log.size(), sub_sent); // answered before the UNSUBSCRIBE
+    h.loop.advance(0);
+    REQUIRE(h.sub().log.size() == sub_sent + 1);
+    CHECK(resp_args(h.sub().log.back())[0] == "UNSUBSCRIBE");
+    h.link.push(&h.c->sub_conn,
+                resp_array({resp_bulk("unsubscribe"), resp_bulk("redisson_lock__channel:{q}"), ":0\r\n"}));
+    CHECK_EQ(h.c->pubsub.subs.used(), 0);
+    CHECK_EQ(h.c->waiters.used(), 0);
+}
+
 static void small_lease(edgelock_config *cfg)
 {
     cfg->watchdog_lease_ms = 30000;

@@ -88,12 +88,12 @@ static uint64_t command_buffer(uint32_t name_len)
     return script + (batch > keys ? batch : keys) + 512;
 }
 
-// The client itself, its command buffer and four timers: command deadline,
-// watchdog, and one reconnect timer per connection. Blocking mode adds its
-// loop thread's state and the event that wakes it.
+// The client itself, its command buffer and five timers: command deadline,
+// watchdog, the channels' leave, and one reconnect timer per connection.
+// Blocking mode adds its loop thread's state and the event that wakes it.
 static uint64_t fixed(uint32_t name_len, bool blocking)
 {
-    return sizeof(Client) + command_buffer(name_len) + (4 + (blocking ? 1 : 0)) * event_bytes() +
+    return sizeof(Client) + command_buffer(name_len) + (5 + (blocking ? 1 : 0)) * event_bytes() +
            (blocking ? sizeof(BlockingFace) : 0);
 }
 

@@ -243,6 +243,9 @@ TEST_CASE(a_cancelled_wait_ends_at_once_and_leaves_nothing)
     CHECK_ST(r.st, EDGELOCK_ERR_CANCELLED);
     CHECK_EQ(h.c->waiters.used(), 0);
     CHECK_EQ(h.c->holds.used(), 0);
+    // The caller is answered first; the channel is left at the loop's next turn.
+    CHECK(resp_args(h.sub().log.back())[0] == "SUBSCRIBE");
+    h.loop.advance(0);
     CHECK(resp_args(h.sub().log.back())[0] == "UNSUBSCRIBE");
 }
 
