@@ -261,7 +261,7 @@ TEST_CASE(print_the_figures)
            (unsigned long long)sizeof(FixedTable<Subscription>::Slot),
            (unsigned long long)channel_len(cfg.max_name_len));
     printf("footprint: per command       %llu bytes\n", (unsigned long long)per_command());
-    printf("footprint: fixed             %llu bytes (client %llu + command buffer %llu + 4 events)"
+    printf("footprint: fixed             %llu bytes (client %llu + command buffer %llu + 5 events)"
            " + %llu in blocking mode (loop thread state %llu + 1 event)\n",
            (unsigned long long)fixed(cfg.max_name_len, false), (unsigned long long)sizeof(Client),
            (unsigned long long)command_buffer(cfg.max_name_len),
