@@ -119,12 +119,10 @@ static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value 
     uint32_t sub_index = w->sub_index;
     c->waiters.release(index);
     invoke_result(c, cb, lock_id, st, value, user);
-    // The channel is left at the loop's next turn, after the caller has its
-    // answer: an UNSUBSCRIBE formatted and queued first would delay it (on
-    // the blocking face the caller returns only when this callback has run),
-    // and a lock call on the same lock before then keeps the live
-    // subscription instead of a round of UNSUBSCRIBE and SUBSCRIBE. A client
-    // destroyed in the callback has no channels.
+    // The channel is left at the loop's next turn (pubsub_leave_later): the
+    // UNSUBSCRIBE does not delay the answer, and a lock call on the same lock
+    // before then keeps the live subscription. A client destroyed in the
+    // callback has no channels.
     if (sub_index != kNoIndex && !c->closing && pubsub_leave_later(&c->pubsub, sub_index))
         timer_arm(&c->leave_timer, 0);
 }
