@@ -133,7 +133,16 @@ int main(void)
         url = "redis://127.0.0.1:6379";
 
     setvbuf(stdout, NULL, _IOLBF, 0); /* line by line, also into a pipe */
-    a.base = event_base_new();        /* the application's own loop */
+    /* The application's own loop, with timers to the millisecond (see
+       edgelock_client_create in edgelock.h). */
+    struct event_config *ec = event_config_new();
+    if (!ec)
+        return 1;
+    event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+    a.base = event_base_new_with_config(ec);
+    event_config_free(ec);
+    if (!a.base)
+        return 1;
 
     edgelock_config cfg;
     edgelock_config_init(&cfg);

@@ -131,8 +131,7 @@ static uint64_t remaining(const Waiter *w, uint64_t now)
     return ms_left(w->deadline_ms, now);
 }
 
-// Arm the waiter's timer for min(delay, what is left of the wait). A timer
-// armed for the end of the wait ends it when it fires, even a hair early.
+// Arm the waiter's timer for min(delay, what is left of the wait).
 static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t delay_ms)
 {
     Waiter *w = c->waiters.get(index);
@@ -274,13 +273,11 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
         finish(c, index, EDGELOCK_ERR_CANCELLED);
         return;
     }
-    uint64_t now = loop_now(&c->loop);
     if (w->wake_pending) {
         attempt(c, index, true);
         return;
     }
-    uint64_t left = remaining(w, now);
-    if (left == 0) {
+    if (remaining(w, loop_now(&c->loop)) == 0) {
         finish(c, index, EDGELOCK_ERR_WAIT_TIMEOUT);
         return;
     }
@@ -288,9 +285,8 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
     // retry then. ttl < 0 means no expiry; only a message or the deadline helps.
     uint64_t delay = ttl >= 0 ? (uint64_t)ttl + 1 : kForever;
     // A fair lock answers 0 when it cannot name a time (holder without TTL, a
-    // queue being rebuilt); its own-channel message is what wakes the waiter,
-    // and this bounded fallback keeps a lost message from stalling it, without
-    // spinning.
+    // queue being rebuilt); its own-channel message wakes the waiter, and this
+    // bounded fallback keeps a lost message from stalling it, without spinning.
     if (ttl == 0 && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
         delay = kFairFallbackMs;
     if (w->sub_index == kNoIndex) {
@@ -474,11 +470,17 @@ static void timer_fired(void *arg, Timer *t)
     Waiter *w = c->waiters.get(index);
     if (!w || w->state == WaiterState::Attempting)
         return;
-    if (w->timer_is_deadline || remaining(w, loop_now(&c->loop)) == 0) {
+    uint64_t left = remaining(w, loop_now(&c->loop));
+    if (left == 0) {
         finish(c, index, w->last_error != EDGELOCK_OK ? w->last_error : EDGELOCK_ERR_WAIT_TIMEOUT);
         return;
     }
-    attempt(c, index);
+    // Early by our clock (libevent's may be a tick behind, or its time cache
+    // stale): a wait never ends before wait_ms.
+    if (w->timer_is_deadline)
+        wait_for(c, index, w->state, left);
+    else
+        attempt(c, index);
 }
 
 // Wake the waiter at `index` (or remember the wake if its attempt is in flight).

@@ -81,6 +81,30 @@ TEST_CASE(a_waiter_times_out_at_its_deadline_and_leaves_nothing_behind)
     CHECK_EQ(h.c->queue.cmds.used(), 0);
 }
 
+// libevent's default clock (CLOCK_MONOTONIC_COARSE, in the caller's base)
+// fires a timer up to a clock step early by ours: the wait is not over then,
+// and it goes on for the rest.
+TEST_CASE(a_deadline_timer_that_fires_early_does_not_end_the_wait_early)
+{
+    Harness h;
+    h.loop.coarse_step_ms = 4;
+    h.loop.advance(3); // between two steps of the coarse clock
+    edgelock_lock lk = h.lock("busy");
+    Result r;
+    CHECK_ST(acquire_start(h.c, lk, 7, 5000, 10000, record, &r), EDGELOCK_OK);
+    h.reply(":30000\r\n");
+    h.link.push(&h.c->sub_conn, subscribed(resp_args(h.sub().log.back())[1]));
+    h.reply(":29990\r\n");
+    h.loop.advance(4998); // the deadline timer fired at 4997 (by the coarse clock, 5000)
+    CHECK_EQ(r.calls, 0);
+    h.loop.advance(2);
+    CHECK_EQ(r.calls, 0); // 5000: the wait is over, but the coarse clock is not there yet
+    h.loop.advance(5);
+    CHECK_EQ(r.calls, 1);
+    CHECK_ST(r.st, EDGELOCK_ERR_WAIT_TIMEOUT);
+    CHECK_EQ(h.c->waiters.used(), 0);
+}
+
 TEST_CASE(an_unlock_message_wakes_the_oldest_waiter_at_once)
 {
     Harness h;

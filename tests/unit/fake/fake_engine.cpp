@@ -40,7 +40,12 @@ static bool fake_init(Timer *t)
 static void fake_arm(Timer *t, uint64_t delay_ms)
 {
     FakeLoop *f = fake_of(t->loop);
-    record_of(t)->due_ms = delay_ms > UINT64_MAX - f->now ? UINT64_MAX : f->now + delay_ms;
+    const uint64_t step = f->coarse_step_ms;
+    const uint64_t from = step ? f->now - f->now % step : f->now; // the coarse clock's reading
+    uint64_t due = delay_ms > UINT64_MAX - from - step ? UINT64_MAX : from + delay_ms;
+    if (step && due != UINT64_MAX && due % step)
+        due += step - due % step; // the coarse clock reaches it at its next step
+    record_of(t)->due_ms = due;
     record_of(t)->armed = true;
 }
 

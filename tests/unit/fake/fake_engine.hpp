@@ -29,6 +29,10 @@ public:
     FakeLoop();
     edgelock::Loop loop;
     uint64_t now = 1000000;
+    // Non-zero: timers run on a clock that moves in steps of this many ms, as
+    // libevent's default CLOCK_MONOTONIC_COARSE does. A timer is then due by
+    // that clock: armed between two steps, it fires up to a step early.
+    uint64_t coarse_step_ms = 0;
     // Move the clock by ms, firing every timer that falls due on the way
     // (those armed by a callback included).
     void advance(uint64_t ms);
