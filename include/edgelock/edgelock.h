@@ -334,10 +334,10 @@ EDGELOCK_API void edgelock_config_init(edgelock_config *cfg);
  * base != NULL: the client runs on the caller's event_base (event-loop mode);
  *   only async calls can be used, on the thread that runs the base. Create it
  *   with EVENT_BASE_FLAG_PRECISE_TIMER for timers to the millisecond: by
- *   default libevent's clock moves in kernel ticks (1-4 ms), so its timers can
- *   fire up to a tick early. A wait still never ends before wait_ms (edgelock
- *   checks its own clock and waits out the rest); retries and pauses may be
- *   up to a tick shorter. The client's own loop (base == NULL) is precise.
+ *   default libevent's clock moves in kernel ticks (1-4 ms), and edgelock,
+ *   which never acts before its time by its own clock (a wait never ends
+ *   before wait_ms), then runs its timers up to a tick late. The client's own
+ *   loop (base == NULL) is precise.
  * base == NULL: the client starts and owns a loop thread; blocking and local
  *   calls work from any thread, async calls from inside edgelock callbacks.
  * Connecting happens in the background; calls made before it completes are

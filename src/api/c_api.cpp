@@ -76,8 +76,8 @@ edgelock_status edgelock_client_create(const edgelock_config *cfg, struct event_
         // The changelist folds hiredis's add/remove of the write event around
         // every command into one epoll_ctl per loop iteration, at most. The
         // precise timer: by default libevent reads CLOCK_MONOTONIC_COARSE, a
-        // clock tick (1-4 ms) behind, so a timer armed just before a tick
-        // fires up to a tick early (a turn-taking pause of 2 ms not waited).
+        // clock tick (1-4 ms) behind, and reports a timer due up to a tick
+        // early; the seam then waits out the rest (timer_expired), a tick late.
         struct event_config *ec = event_config_new();
         if (ec) {
             event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);

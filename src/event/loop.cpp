@@ -2,6 +2,8 @@
 // The event seam's calls (loop.hpp), dispatched to the loop's implementation.
 #include "event/loop.hpp"
 
+#include "base/time.hpp"
+
 namespace edgelock
 {
 
@@ -20,7 +22,17 @@ bool timer_init(Timer *t, Loop *loop, TimerFn fn, void *arg)
 
 void timer_arm(Timer *t, uint64_t delay_ms)
 {
+    t->due_ms = add_ms(loop_now(t->loop), delay_ms);
     t->loop->ops->timer_arm(t, delay_ms);
+}
+
+void timer_expired(Timer *t)
+{
+    uint64_t left = ms_left(t->due_ms, loop_now(t->loop));
+    if (left > 0)
+        t->loop->ops->timer_arm(t, left);
+    else
+        t->fn(t->arg, t);
 }
 
 void timer_cancel(Timer *t)

@@ -45,7 +45,8 @@ struct Timer {
     Loop *loop;
     TimerFn fn;
     void *arg;
-    void *impl; // the implementation's: libevent's struct event, the fake's record
+    void *impl;      // the implementation's: libevent's struct event, the fake's record
+    uint64_t due_ms; // by loop_now(): fn runs no earlier (timer_expired)
 };
 
 // A Loop over a libevent base (the caller's or the client's own).
@@ -55,8 +56,14 @@ uint64_t loop_timer_bytes(const Loop *loop);
 
 uint64_t loop_now(Loop *loop);
 bool timer_init(Timer *t, Loop *loop, TimerFn fn, void *arg);
-void timer_arm(Timer *t, uint64_t delay_ms); // (re)arm: fires once after delay_ms
+void timer_arm(Timer *t, uint64_t delay_ms); // (re)arm: fires once, delay_ms or more later by loop_now()
 void timer_cancel(Timer *t);                 // no-op when not armed or never initialised
 void timer_fini(Timer *t);                   // safe on a timer never initialised (zeroed)
+// For the implementations: their clock says t is due. It may run behind
+// loop_now() (libevent's CLOCK_MONOTONIC_COARSE on a base without
+// EVENT_BASE_FLAG_PRECISE_TIMER, or its time cached per loop turn), so a
+// timer not yet due by loop_now() is armed again for the rest; fn runs only
+// when it is.
+void timer_expired(Timer *t);
 
 } // namespace edgelock

@@ -15,8 +15,7 @@ static uint64_t now_ms(Loop *)
 
 static void fire(evutil_socket_t, short, void *arg)
 {
-    auto *t = static_cast<Timer *>(arg);
-    t->fn(t->arg, t);
+    timer_expired(static_cast<Timer *>(arg));
 }
 
 static struct event *ev_of(Timer *t)

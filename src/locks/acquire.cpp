@@ -131,7 +131,8 @@ static uint64_t remaining(const Waiter *w, uint64_t now)
     return ms_left(w->deadline_ms, now);
 }
 
-// Arm the waiter's timer for min(delay, what is left of the wait).
+// Arm the waiter's timer for min(delay, what is left of the wait). A timer
+// armed for the end of the wait ends it when it fires (never early: loop.hpp).
 static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t delay_ms)
 {
     Waiter *w = c->waiters.get(index);
@@ -470,17 +471,11 @@ static void timer_fired(void *arg, Timer *t)
     Waiter *w = c->waiters.get(index);
     if (!w || w->state == WaiterState::Attempting)
         return;
-    uint64_t left = remaining(w, loop_now(&c->loop));
-    if (left == 0) {
+    if (w->timer_is_deadline || remaining(w, loop_now(&c->loop)) == 0) {
         finish(c, index, w->last_error != EDGELOCK_OK ? w->last_error : EDGELOCK_ERR_WAIT_TIMEOUT);
         return;
     }
-    // Early by our clock (libevent's may be a tick behind, or its time cache
-    // stale): a wait never ends before wait_ms.
-    if (w->timer_is_deadline)
-        wait_for(c, index, w->state, left);
-    else
-        attempt(c, index);
+    attempt(c, index);
 }
 
 // Wake the waiter at `index` (or remember the wake if its attempt is in flight).

@@ -35,7 +35,7 @@ struct Waiter {
     bool starved;      // a retry found the command table full; retried when a slot frees
     bool attempted;
     bool give_up_on_connection_error; // end at the first sign Redis is unreachable
-    bool timer_is_deadline;           // the armed timer ends the wait (armed again if it fires early)
+    bool timer_is_deadline;           // the armed timer ends the wait
     bool cancelled;                   // edgelock_cancel(): ends when its attempt's reply comes
     edgelock_status last_error;       // a connection problem seen while waiting
     // wait_replicas: acquired, the WAIT behind it still to answer.

@@ -93,7 +93,7 @@ void FakeLoop::advance(uint64_t ms)
         if (first->due_ms > now)
             now = first->due_ms;
         first->armed = false;
-        first->timer->fn(first->timer->arg, first->timer);
+        timer_expired(first->timer);
     }
     now = target;
 }
