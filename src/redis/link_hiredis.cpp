@@ -5,7 +5,6 @@
 // connect and disconnect callbacks hiredis runs from inside the free recognise
 // a context that is no longer current and do nothing; pending command callbacks
 // still run (with a NULL reply) so their commands complete.
-#include <hiredis/adapters/libevent.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #if HIREDIS_MAJOR >= 1
@@ -17,6 +16,7 @@
 #include "port.h"
 #include "redis/connection.hpp"
 #include "redis/link.hpp"
+#include "redis/link_events.hpp"
 #include "redis/reader_guard.hpp"
 #include "redis/tls.hpp"
 
@@ -158,7 +158,7 @@ static bool open(Connection *conn)
             return false;
         }
     }
-    bool ok = redisLibeventAttach(ac, conn->loop->base) == REDIS_OK;
+    bool ok = link_events_attach(ac, conn->loop->base);
     ok = ok && redisAsyncSetConnectCallback(ac, connect_cb) == REDIS_OK;
     ok = ok && redisAsyncSetDisconnectCallback(ac, disconnect_cb) == REDIS_OK;
 #if HIREDIS_MAJOR >= 1
