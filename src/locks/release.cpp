@@ -120,8 +120,14 @@ static void take_turns(Client *c, uint64_t lock_id, bool heard, uint64_t sent_ms
 {
     LockEntry *le = lock_get(c, lock_id);
     le->heard_in_a_row = heard ? (uint8_t)(le->heard_in_a_row + 1) : 0;
-    if (le->heard_in_a_row < kYieldEveryHeard)
+    if (le->heard_in_a_row < kYieldEveryHeard) {
+        // A pause still pending from an earlier release is over: this client
+        // took the lock since (another of its owners, woken by that release's
+        // message), so the turn was taken. Left set, it would hold back every
+        // owner of this client from a lock nobody else is waiting for.
+        le->yield_until_ms = 0;
         return;
+    }
     le->heard_in_a_row = 0;
     uint64_t now = loop_now(&c->loop);
     uint64_t rtt = sent_ms != 0 && now > sent_ms ? now - sent_ms : 0;

@@ -169,6 +169,44 @@ TEST_CASE(a_granted_waiter_leaves_its_channel_at_the_next_turn)
     CHECK_EQ(h.c->waiters.used(), 0);
 }
 
+// Turn taking (kYieldEveryHeard) between owners of one client, as the trace
+// of 8 async owners on one client showed: owner 1's second heard release makes
+// its next lock call pause; owner 2 takes the lock meanwhile and gives it back
+// with nobody listening. The pause has served: a lock call by either owner now
+// goes out at once, not after the pause (the lock idle for 2 ms or more).
+TEST_CASE(a_pause_for_turn_taking_ends_when_this_client_takes_the_lock_again)
+{
+    Harness h;
+    edgelock_lock lk = h.lock("turns");
+    auto lock_unlock = [&](uint64_t owner, const char *release_reply) {
+        Result got, freed;
+        CHECK_ST(acquire_start(h.c, lk, owner, 0, 10000, record, &got), EDGELOCK_OK);
+        h.reply(kNil);
+        CHECK_ST(got.st, EDGELOCK_OK);
+        CHECK_ST(release_start(h.c, lk, owner, record, &freed), EDGELOCK_OK);
+        h.reply(release_reply); // 2: freed and heard by a waiter; 1: nobody heard
+        h.reply("+OK\r\n");     // the unlock latch's DEL
+        CHECK_ST(freed.st, EDGELOCK_OK);
+    };
+    lock_unlock(1, ":2\r\n");
+    lock_unlock(1, ":2\r\n"); // the second heard release in a row
+
+    size_t sent = h.cmd().log.size();
+    Result paused;
+    CHECK_ST(acquire_start(h.c, lk, 1, 60000, 10000, record, &paused), EDGELOCK_OK);
+    CHECK_EQ(h.cmd().log.size(), sent); // owner 1 lets a woken waiter go first
+
+    lock_unlock(2, ":1\r\n"); // owner 2 (wait 0: no pause) takes its turn
+    sent = h.cmd().log.size();
+    Result next;
+    CHECK_ST(acquire_start(h.c, lk, 2, 60000, 10000, record, &next), EDGELOCK_OK);
+    REQUIRE(h.cmd().log.size() == sent + 1); // at once, no pause left over
+    CHECK(h.last_cmd()[5] == "unit:2");
+    h.reply(kNil);
+    CHECK_ST(next.st, EDGELOCK_OK);
+    CHECK_EQ(paused.calls, 0); // owner 1's paused call goes on waiting
+}
+
 static void small_lease(edgelock_config *cfg)
 {
     cfg->watchdog_lease_ms = 30000;
