@@ -76,7 +76,9 @@
  * All state lives in tables whose capacities come from edgelock_config and are
  * allocated once by edgelock_client_create(). Nothing grows afterwards; a full
  * table is EDGELOCK_ERR_TABLE_FULL and changes nothing. (hiredis and libevent
- * allocate internally per command; that is outside edgelock's code.)
+ * allocate internally per command and per connection; that is outside
+ * edgelock's code, except one block of about 40 bytes per connection attempt
+ * for its socket events' state, freed with that connection.)
  */
 #ifndef EDGELOCK_EDGELOCK_H
 #define EDGELOCK_EDGELOCK_H

@@ -14,7 +14,10 @@
 //   event and leave at the loop's next turn, a turn and two epoll_ctl later.
 //
 // State: one small block per connection attempt (as hiredis's own adapter
-// allocates), freed when hiredis frees the context.
+// allocates), freed when hiredis frees the context. Not a slot in Connection:
+// a context freed from inside its own callback goes only when that callback
+// returns, after its connection may have opened the next one (a sentinel's
+// answer opens the master's link at once).
 #include <event2/event.h>
 #include <hiredis/async.h>
 
