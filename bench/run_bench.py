@@ -503,11 +503,15 @@ def main():
         rec("s_pairs", with_floor(port, bench, [bench, "s_pairs"] + P, count_key="ops_total"), rnd)
         flush(port)
         rec("s_handoff", with_floor(port, bench, [bench, "s_handoff"] + P, count_key="ops_total"), rnd)
-        for kind, api in (("reentrant", "async"), ("reentrant", "blocking"), ("reentrant", "plain"),
-                          ("fair", "async"), ("fair", "blocking")):
+        # "_shared": the 8 contenders are owners of one client (async task ids,
+        # or threads sharing a blocking client), as one process runs them.
+        for kind, api, shared in (("reentrant", "async", 0), ("reentrant", "blocking", 0), ("reentrant", "plain", 0),
+                                  ("fair", "async", 0), ("fair", "blocking", 0), ("reentrant", "async", 1),
+                                  ("reentrant", "blocking", 1)):
             flush(port)
-            rec("c_%s_%s" % (kind, api),
-                with_floor(port, bench, [bench, "c", "--kind", kind, "--api", api, "--ms", str(args.c_ms)] + P,
+            rec("c_%s_%s%s" % (kind, api, "_shared" if shared else ""),
+                with_floor(port, bench, [bench, "c", "--kind", kind, "--api", api, "--ms", str(args.c_ms),
+                                         "--shared", str(shared)] + P,
                            count_key="ops_total"), rnd)
         refs = []
         if not py_skip:
@@ -691,7 +695,8 @@ def main():
                 "floor": "bracketing",
             })
     for key in ("c_reentrant_async", "c_reentrant_blocking", "c_reentrant_plain", "c_fair_async",
-                "c_fair_blocking", "redis-py_c", "redlock_c"):
+                "c_fair_blocking", "c_reentrant_async_shared", "c_reentrant_blocking_shared", "redis-py_c",
+                "redlock_c"):
         if key in M:
             ratios[key] = {
                 "vs_plain": ratio_median(lambda o, k=key: o[k]["acquisitions_per_s"]
@@ -1156,6 +1161,9 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
                        ("plain hiredis, same protocol (reentrant, a thread per client)", "c_reentrant_plain"),
                        ("edgelock fair, async API", "c_fair_async"),
                        ("edgelock fair, blocking API", "c_fair_blocking"),
+                       ("edgelock reentrant, async API, 8 owners of one client", "c_reentrant_async_shared"),
+                       ("edgelock reentrant, blocking API, 8 threads sharing one client",
+                        "c_reentrant_blocking_shared"),
                        ("redis-py Lock", "redis-py_c"), ("node-redlock", "redlock_c")):
         if key not in M:
             continue

@@ -1307,6 +1307,7 @@ struct CAsyncClient {
     redisAsyncContext *ac;
     long long count;
     long long value;
+    uint64_t owner = 1; // the async owner id: one per client, or 1..n on one shared client
 };
 
 void ca_lock(CAsyncClient *x);
@@ -1328,7 +1329,7 @@ void ca_set(redisAsyncContext *, void *r, void *priv)
         die("C SET failed");
     x->count++;
     x->sh->holders--;
-    check_st(edgelock_unlock_async(x->c, x->lk, 1, ca_unlocked, x), "C unlock_async");
+    check_st(edgelock_unlock_async(x->c, x->lk, x->owner, ca_unlocked, x), "C unlock_async");
 }
 
 void ca_get(redisAsyncContext *ac, void *r, void *priv)
@@ -1352,7 +1353,7 @@ void ca_locked(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, vo
 
 void ca_lock(CAsyncClient *x)
 {
-    check_st(edgelock_lock_async(x->c, x->lk, 1, EDGELOCK_WAIT_FOREVER, kLease, ca_locked, x),
+    check_st(edgelock_lock_async(x->c, x->lk, x->owner, EDGELOCK_WAIT_FOREVER, kLease, ca_locked, x),
              "C lock_async");
 }
 
@@ -1362,6 +1363,10 @@ int cmd_c(const Options &o)
     int nclients = (int)o.get("clients", 8);
     double ms = (double)o.get("ms", 2000);
     std::string kind_s = o.get_str("kind", "reentrant"), api = o.get_str("api", "async");
+    // --shared 1: the contenders are owners of one edgelock client (task ids
+    // on the async API, threads on the blocking one), as one process would
+    // run them, rather than a client each (a process each).
+    bool shared = o.get("shared", 0) != 0 && api != "plain";
     edgelock_lock_kind kind = kind_s == "fair" ? EDGELOCK_FAIR : EDGELOCK_REENTRANT;
     std::string name = "bench:c:" + kind_s + ":" + api;
     redisContext *admin = connect_sync(port);
@@ -1378,8 +1383,14 @@ int cmd_c(const Options &o)
         for (auto &x : xs) {
             x.sh = &sh;
             x.running = &running;
-            x.c = new_client(port, loop.base, 8);
-            check_st(edgelock_lock_new_kind(x.c, kind, name.data(), name.size(), &x.lk), "lock_new");
+            if (shared && &x != &xs[0]) {
+                x.c = xs[0].c;
+                x.lk = xs[0].lk;
+                x.owner = (uint64_t)(&x - &xs[0]) + 1;
+            } else {
+                x.c = new_client(port, loop.base, 8);
+                check_st(edgelock_lock_new_kind(x.c, kind, name.data(), name.size(), &x.lk), "lock_new");
+            }
             x.ac = redisAsyncConnect("127.0.0.1", port);
             if (!x.ac || x.ac->err)
                 die("C connect");
@@ -1399,8 +1410,10 @@ int cmd_c(const Options &o)
         loop.start_tick();
         for (size_t i = 0; i < xs.size(); i++) {
             counts[i] = xs[i].count;
-            loop.run_until([&] { return stats_of(xs[i].c).commands == 0; }, 2000);
-            edgelock_client_destroy(xs[i].c);
+            if (i == 0 || xs[i].c != xs[0].c) {
+                loop.run_until([&] { return stats_of(xs[i].c).commands == 0; }, 2000);
+                edgelock_client_destroy(xs[i].c);
+            }
             redisAsyncFree(xs[i].ac);
         }
     } else {
@@ -1420,10 +1433,15 @@ int cmd_c(const Options &o)
             }
         } else {
             for (int i = 0; i < nclients; i++) {
-                edgelock_client *c = new_client(port, nullptr, 8);
-                cs.push_back(c);
+                bool second = shared && i > 0; // an owner (thread) of client 0
+                edgelock_client *c = second ? cs[0] : new_client(port, nullptr, 8);
+                if (!second)
+                    cs.push_back(c);
                 edgelock_lock *lk = &lks[(size_t)i];
-                check_st(edgelock_lock_new_kind(c, kind, name.data(), name.size(), lk), "lock_new");
+                if (second)
+                    *lk = lks[0];
+                else
+                    check_st(edgelock_lock_new_kind(c, kind, name.data(), name.size(), lk), "lock_new");
                 tl[(size_t)i] = {[c, lk] {
                                      check_st(edgelock_try_lock(c, *lk, EDGELOCK_WAIT_FOREVER, kLease),
                                               "C try_lock");
@@ -1486,6 +1504,7 @@ int cmd_c(const Options &o)
     j.str("kind", kind_s.c_str());
     j.str("api", api.c_str());
     j.integer("clients", nclients);
+    j.integer("shared_client", shared ? 1 : 0);
     j.num("seconds", elapsed);
     j.integer("acquisitions", total);
     j.integer("ops_total", total);
