@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // hiredis's event hooks (ac->ev) on libevent, in place of hiredis's own
-// libevent adapter, for two reasons measured in `make bench`'s async runs:
+// libevent adapter. hiredis 1.x's adapter keeps one event for both directions,
+// so each change of interest deletes the fd from epoll and adds it again (an
+// allocation in the kernel each time): four epoll_ctl calls per command for
+// the write interest alone. Here read and write are two events on the fd, and
+// libevent turns adding or removing one into a single EPOLL_CTL_MOD (hiredis
+// 0.14's adapter did the same).
 //
-// - Interest changes cost one epoll_ctl, not two. hiredis 1.x's adapter keeps
-//   one event for both directions, so each change deletes the fd from epoll and
-//   adds it again (an allocation in the kernel each time): four calls per
-//   command for the write interest alone. Here read and write are two events
-//   on the fd, and libevent turns adding or removing one into a single
-//   EPOLL_CTL_MOD (hiredis 0.14's adapter did the same).
-// - What reply callbacks send goes out when the read is done, in one write.
-//   A command sent from inside a callback (the unlock latch's DEL, a caller's
-//   next lock from its unlock callback) would otherwise register the write
-//   event and leave at the loop's next turn, a turn and two epoll_ctl later.
+// Writes still wait for the write event when they are not written at once
+// (link_hiredis.cpp): writing what reply callbacks queue as soon as the read
+// is done was tried and measured; it let a client's relock from its unlock
+// callback reach Redis ahead of the woken waiters' retries and lowered the
+// contended rate (BENCHMARKS.md).
 //
 // State: one small block per connection attempt (as hiredis's own adapter
 // allocates), freed when hiredis frees the context. Not a slot in Connection:
@@ -31,43 +31,20 @@ struct LinkEvents {
     redisAsyncContext *ac;
     struct event *read_ev;
     struct event *write_ev;
-    bool reading;
-    bool writing;
-    bool in_read;    // inside redisAsyncHandleRead: a write waits for its end
-    bool write_due;  // asked for while in_read
-    bool *freed_out; // set when hiredis frees the context inside a handler
+    bool reading; // read_ev added
+    bool writing; // write_ev added
 };
 
-// Runs one hiredis handler; false when it freed the context (and e with it).
-static bool run_handler(LinkEvents *e, void (*handle)(redisAsyncContext *))
-{
-    bool freed = false;
-    e->freed_out = &freed;
-    handle(e->ac);
-    if (freed)
-        return false;
-    e->freed_out = nullptr;
-    return true;
-}
-
+// One hiredis handler per callback: it may free the context (and this block
+// with it), so nothing touches either after it.
 static void on_readable(evutil_socket_t, short, void *arg)
 {
-    auto *e = static_cast<LinkEvents *>(arg);
-    e->in_read = true;
-    if (!run_handler(e, redisAsyncHandleRead))
-        return;
-    e->in_read = false;
-    if (e->write_due) {
-        e->write_due = false;
-        // As the write event would, now: hiredis writes what it can and asks
-        // for the write event again only for what the socket did not take.
-        run_handler(e, redisAsyncHandleWrite);
-    }
+    redisAsyncHandleRead(static_cast<LinkEvents *>(arg)->ac);
 }
 
 static void on_writable(evutil_socket_t, short, void *arg)
 {
-    run_handler(static_cast<LinkEvents *>(arg), redisAsyncHandleWrite);
+    redisAsyncHandleWrite(static_cast<LinkEvents *>(arg)->ac);
 }
 
 static void add_read(void *data)
@@ -88,10 +65,6 @@ static void del_read(void *data)
 static void add_write(void *data)
 {
     auto *e = static_cast<LinkEvents *>(data);
-    if (e->in_read) {
-        e->write_due = true;
-        return;
-    }
     if (!e->writing && event_add(e->write_ev, nullptr) == 0)
         e->writing = true;
 }
@@ -99,7 +72,6 @@ static void add_write(void *data)
 static void del_write(void *data)
 {
     auto *e = static_cast<LinkEvents *>(data);
-    e->write_due = false;
     if (e->writing)
         event_del(e->write_ev);
     e->writing = false;
@@ -110,8 +82,6 @@ static void cleanup(void *data)
     auto *e = static_cast<LinkEvents *>(data);
     if (!e)
         return;
-    if (e->freed_out)
-        *e->freed_out = true;
     if (e->read_ev)
         event_free(e->read_ev);
     if (e->write_ev)
@@ -131,17 +101,16 @@ bool link_events_attach(redisAsyncContext *ac, struct event_base *base)
     e->ac = ac;
     e->read_ev = event_new(base, ac->c.fd, EV_READ | EV_PERSIST, on_readable, e);
     e->write_ev = event_new(base, ac->c.fd, EV_WRITE | EV_PERSIST, on_writable, e);
-    ac->ev.data = e;
-    ac->ev.cleanup = cleanup;
     if (!e->read_ev || !e->write_ev) {
-        cleanup(e); // hiredis calls no hook of a context without them
-        ac->ev.cleanup = nullptr;
+        cleanup(e);
         return false;
     }
+    ac->ev.data = e;
     ac->ev.addRead = add_read;
     ac->ev.delRead = del_read;
     ac->ev.addWrite = add_write;
     ac->ev.delWrite = del_write;
+    ac->ev.cleanup = cleanup;
     return true;
 }
 
