@@ -272,6 +272,10 @@ void run_failover(int m, uint32_t wait_replicas, Fault fault, int *violations)
     // A replica again, so that WAIT 1 can be answered.
     CHECK(cl.rejoin_as_replica(m, replica_node));
     sleep_ms(kAfterMs);
+    // The failed-over slot serves locks again: one grant at least. Most runs
+    // see it within kAfterMs; on a loaded machine the new master's replica
+    // may need longer before WAIT 1 is answered, so wait for it, generously.
+    wait_until(30000, [&] { return run.granted_after.load() > 0; });
     run.stop = true;
     uint64_t stopping = mono_ms();
     for (std::thread &t : threads)
