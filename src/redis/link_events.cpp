@@ -47,34 +47,39 @@ static void on_writable(evutil_socket_t, short, void *arg)
     redisAsyncHandleWrite(static_cast<LinkEvents *>(arg)->ac);
 }
 
+// Register or drop one direction's interest; `on` says whether it is added.
+static void set_interest(struct event *ev, bool *on, bool want)
+{
+    if (want && !*on)
+        *on = event_add(ev, nullptr) == 0;
+    else if (!want && *on) {
+        event_del(ev);
+        *on = false;
+    }
+}
+
 static void add_read(void *data)
 {
     auto *e = static_cast<LinkEvents *>(data);
-    if (!e->reading && event_add(e->read_ev, nullptr) == 0)
-        e->reading = true;
+    set_interest(e->read_ev, &e->reading, true);
 }
 
 static void del_read(void *data)
 {
     auto *e = static_cast<LinkEvents *>(data);
-    if (e->reading)
-        event_del(e->read_ev);
-    e->reading = false;
+    set_interest(e->read_ev, &e->reading, false);
 }
 
 static void add_write(void *data)
 {
     auto *e = static_cast<LinkEvents *>(data);
-    if (!e->writing && event_add(e->write_ev, nullptr) == 0)
-        e->writing = true;
+    set_interest(e->write_ev, &e->writing, true);
 }
 
 static void del_write(void *data)
 {
     auto *e = static_cast<LinkEvents *>(data);
-    if (e->writing)
-        event_del(e->write_ev);
-    e->writing = false;
+    set_interest(e->write_ev, &e->writing, false);
 }
 
 static void cleanup(void *data)
