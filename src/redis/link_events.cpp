@@ -31,8 +31,6 @@ struct LinkEvents {
     redisAsyncContext *ac;
     struct event *read_ev;
     struct event *write_ev;
-    bool reading; // read_ev added
-    bool writing; // write_ev added
 };
 
 // One hiredis handler per callback: it may free the context (and this block
@@ -47,39 +45,26 @@ static void on_writable(evutil_socket_t, short, void *arg)
     redisAsyncHandleWrite(static_cast<LinkEvents *>(arg)->ac);
 }
 
-// Register or drop one direction's interest; `on` says whether it is added.
-static void set_interest(struct event *ev, bool *on, bool want)
-{
-    if (want && !*on)
-        *on = event_add(ev, nullptr) == 0;
-    else if (!want && *on) {
-        event_del(ev);
-        *on = false;
-    }
-}
-
+// libevent keeps whether each event is added: adding an added event or
+// deleting one that is not changes nothing and calls no epoll_ctl.
 static void add_read(void *data)
 {
-    auto *e = static_cast<LinkEvents *>(data);
-    set_interest(e->read_ev, &e->reading, true);
+    event_add(static_cast<LinkEvents *>(data)->read_ev, nullptr);
 }
 
 static void del_read(void *data)
 {
-    auto *e = static_cast<LinkEvents *>(data);
-    set_interest(e->read_ev, &e->reading, false);
+    event_del(static_cast<LinkEvents *>(data)->read_ev);
 }
 
 static void add_write(void *data)
 {
-    auto *e = static_cast<LinkEvents *>(data);
-    set_interest(e->write_ev, &e->writing, true);
+    event_add(static_cast<LinkEvents *>(data)->write_ev, nullptr);
 }
 
 static void del_write(void *data)
 {
-    auto *e = static_cast<LinkEvents *>(data);
-    set_interest(e->write_ev, &e->writing, false);
+    event_del(static_cast<LinkEvents *>(data)->write_ev);
 }
 
 static void cleanup(void *data)
