@@ -354,7 +354,8 @@ static bool build(Client *c, const LinkOps *link)
                      c->sentinel_password[0] ? c->sentinel_password : nullptr,
                      false,
                      false,
-                     c->owns_base}; // a blocked caller polls for its reply right after sending
+                     c->owns_base,   // a blocked caller polls for its reply right after sending
+                     !c->owns_base}; // the application's loop
     bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);
     const ConnConfig cc_command = cc;
     cc.role = "subscriber";

@@ -196,6 +196,7 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->to_sentinels = cfg.to_sentinels && cfg.url->sentinel;
     conn->pubsub = cfg.pubsub;
     conn->write_at_once = cfg.write_at_once;
+    conn->flush_at_pass_end = cfg.flush_at_pass_end;
     memcpy(conn->host, cfg.url->host, sizeof(conn->host));
     conn->port = cfg.url->port;
     return timer_init(&conn->timer, loop, timer_fired, conn);

@@ -52,6 +52,15 @@ struct ConnConfig {
     // a loop whose caller polls for one reply at a time (the blocking face),
     // not where many commands queued in one turn should go in one write.
     bool write_at_once;
+    // Write what was queued, not written at once, as soon as the loop has run
+    // the callbacks due now, instead of registering the write event for the
+    // loop's next poll (an epoll_ctl to add it and one to remove it on a loop
+    // without libevent's changelist). For the application's loop: what its
+    // callbacks queue in one pass still goes in one write. Not for the
+    // blocking face, whose leader would then write a finished waiter's
+    // UNSUBSCRIBE before returning to its caller. Plain links only (TLS
+    // writes through hiredis_ssl's handlers).
+    bool flush_at_pass_end;
 };
 
 struct Connection {
@@ -80,9 +89,10 @@ struct Connection {
     char host[256];
     uint16_t port;
     const char *sentinel_password;
-    bool to_sentinels;  // as ConnConfig
-    bool pubsub;        // as ConnConfig
-    bool write_at_once; // as ConnConfig
+    bool to_sentinels;      // as ConnConfig
+    bool pubsub;            // as ConnConfig
+    bool write_at_once;     // as ConnConfig
+    bool flush_at_pass_end; // as ConnConfig
     // A subscriber speaking RESP3 (its owner sends HELLO 3 in setup): its
     // channel commands are sent without a reply callback and everything they
     // bring comes as pushes (LinkOps::push). Sharded pub/sub.

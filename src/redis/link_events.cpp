@@ -7,11 +7,16 @@
 // libevent turns adding or removing one into a single EPOLL_CTL_MOD (hiredis
 // 0.14's adapter did the same).
 //
-// Writes still wait for the write event when they are not written at once
-// (link_hiredis.cpp): writing what reply callbacks queue as soon as the read
-// is done was tried and measured; it let a client's relock from its unlock
-// callback reach Redis ahead of the woken waiters' retries and lowered the
-// contended rate (BENCHMARKS.md).
+// On the application's loop (flush_at_pass_end) a command not written at
+// once does not register the write event at all: a third event, activated
+// without a system call, writes the buffer when the loop has run the
+// callbacks due in this pass, so what they queued goes in one write with no
+// epoll_ctl and no extra poll. Only a socket that does not take it all, or a
+// write error, falls back to the write event, whose hiredis handler writes
+// the rest or reports the error. Writing as soon as each read is done was
+// tried and measured: a client's relock from its unlock callback then reached
+// Redis ahead of the woken waiters' retries read in the same pass, and the
+// contended rate fell (BENCHMARKS.md).
 //
 // State: one small block per connection attempt (as hiredis's own adapter
 // allocates), freed when hiredis frees the context. Not a slot in Connection:
@@ -31,6 +36,7 @@ struct LinkEvents {
     redisAsyncContext *ac;
     struct event *read_ev;
     struct event *write_ev;
+    struct event *flush_ev; // flush_at_pass_end only; never added, activated by add_write
 };
 
 // One hiredis handler per callback: it may free the context (and this block
@@ -57,14 +63,33 @@ static void del_read(void *data)
     event_del(static_cast<LinkEvents *>(data)->read_ev);
 }
 
+// The write hiredis's handler would do, without calling into hiredis's
+// callbacks: what is left, and any error, goes to the write event.
+static void on_flush(evutil_socket_t, short, void *arg)
+{
+    auto *e = static_cast<LinkEvents *>(arg);
+    int done = 0;
+    if (redisBufferWrite(&e->ac->c, &done) != REDIS_OK || !done)
+        event_add(e->write_ev, nullptr);
+}
+
+// Until connected, the write event is how hiredis learns the connect is done.
+// Once it waits for room in the socket, what is added goes with the rest.
 static void add_write(void *data)
 {
-    event_add(static_cast<LinkEvents *>(data)->write_ev, nullptr);
+    auto *e = static_cast<LinkEvents *>(data);
+    if (e->flush_ev && (e->ac->c.flags & REDIS_CONNECTED) && !event_pending(e->write_ev, EV_WRITE, nullptr))
+        event_active(e->flush_ev, EV_WRITE, 1); // no-op while already active
+    else
+        event_add(e->write_ev, nullptr);
 }
 
 static void del_write(void *data)
 {
-    event_del(static_cast<LinkEvents *>(data)->write_ev);
+    auto *e = static_cast<LinkEvents *>(data);
+    if (e->flush_ev)
+        event_del(e->flush_ev);
+    event_del(e->write_ev);
 }
 
 static void cleanup(void *data)
@@ -76,11 +101,13 @@ static void cleanup(void *data)
         event_free(e->read_ev);
     if (e->write_ev)
         event_free(e->write_ev);
+    if (e->flush_ev)
+        event_free(e->flush_ev);
     e->ac->ev.data = nullptr;
     edgelock_port_free(e);
 }
 
-bool link_events_attach(redisAsyncContext *ac, struct event_base *base)
+bool link_events_attach(redisAsyncContext *ac, struct event_base *base, bool flush_at_pass_end)
 {
     if (ac->ev.data)
         return false;
@@ -91,7 +118,9 @@ bool link_events_attach(redisAsyncContext *ac, struct event_base *base)
     e->ac = ac;
     e->read_ev = event_new(base, ac->c.fd, EV_READ | EV_PERSIST, on_readable, e);
     e->write_ev = event_new(base, ac->c.fd, EV_WRITE | EV_PERSIST, on_writable, e);
-    if (!e->read_ev || !e->write_ev) {
+    if (flush_at_pass_end)
+        e->flush_ev = event_new(base, -1, 0, on_flush, e);
+    if (!e->read_ev || !e->write_ev || (flush_at_pass_end && !e->flush_ev)) {
         cleanup(e);
         return false;
     }

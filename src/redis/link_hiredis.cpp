@@ -158,7 +158,7 @@ static bool open(Connection *conn)
             return false;
         }
     }
-    bool ok = link_events_attach(ac, conn->loop->base);
+    bool ok = link_events_attach(ac, conn->loop->base, conn->flush_at_pass_end && !conn->tls);
     ok = ok && redisAsyncSetConnectCallback(ac, connect_cb) == REDIS_OK;
     ok = ok && redisAsyncSetDisconnectCallback(ac, disconnect_cb) == REDIS_OK;
 #if HIREDIS_MAJOR >= 1

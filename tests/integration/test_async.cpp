@@ -89,11 +89,16 @@ static edgelock_client *loop_client(struct event_base *base, void (*tweak)(edgel
     return c;
 }
 
-static edgelock_lock new_lock(edgelock_client *c, const char *name)
+static edgelock_lock new_lock(edgelock_client *c, const char *name, size_t len)
 {
     edgelock_lock lk = {0};
-    CHECK_ST(edgelock_lock_new(c, name, strlen(name), &lk), EDGELOCK_OK);
+    CHECK_ST(edgelock_lock_new(c, name, len, &lk), EDGELOCK_OK);
     return lk;
+}
+
+static edgelock_lock new_lock(edgelock_client *c, const char *name)
+{
+    return new_lock(c, name, strlen(name));
 }
 
 static void owner_field(char *out, size_t cap, edgelock_client *c, uint64_t owner)
@@ -486,6 +491,71 @@ TEST_CASE(lock_unlock_chain_of_two_hundred_from_callbacks)
     CHECK_EQ(redis_integer(r, "EVAL %s 0", "return #redis.call('keys', 'pp:*')"), 0);
     for (int i = 0; i < pp.n; i++)
         CHECK_ST(edgelock_lock_free(c, pp.lks[i]), EDGELOCK_OK);
+    edgelock_client_destroy(c);
+}
+
+// More bytes queued in one turn than the socket takes in one write (each
+// command carries a long name twice): the write that goes at the end of the
+// loop's pass leaves the rest to the write event, and every call completes.
+TEST_CASE(a_burst_bigger_than_one_write_reaches_redis_whole)
+{
+    setup_thread();
+    RedisServer &r = shared_server();
+    EventLoop loop;
+    REQUIRE(loop.ok());
+    const int n = 1500;
+    edgelock_client *c = loop_client(loop.base(), [](edgelock_config *cfg) {
+        cfg->max_locks = 1500;
+        cfg->max_holds = 1500;
+        cfg->max_waiters = 1500;
+        cfg->max_commands = 3000;
+        cfg->max_name_len = 2048;
+    });
+    REQUIRE(c);
+    static edgelock_lock lks[n];
+    static Probe locked[n], unlocked[n];
+    char name[2048];
+    memset(name, 'b', sizeof(name));
+    for (int i = 0; i < n; i++) {
+        int len = snprintf(name, sizeof(name), "burst:%d:", i);
+        name[len] = 'b';
+        lks[i] = new_lock(c, name, sizeof(name) - 1);
+        locked[i] = Probe{};
+        unlocked[i] = Probe{};
+    }
+    for (int i = 0; i < n; i++)
+        CHECK_ST(ASYNC(edgelock_lock_async(c, lks[i], 1, 0, 30000, probe_cb, &locked[i])), EDGELOCK_OK);
+    CHECK(loop.run_until(
+        [&] {
+            for (int i = 0; i < n; i++)
+                if (locked[i].calls == 0)
+                    return false;
+            return true;
+        },
+        30000));
+    for (int i = 0; i < n; i++) {
+        check_fired_once(locked[i], "burst lock");
+        CHECK_ST(locked[i].st, EDGELOCK_OK);
+    }
+    CHECK_EQ(redis_integer(r, "EVAL %s 0", "return #redis.call('keys', 'burst:*')"), n);
+    for (int i = 0; i < n; i++)
+        CHECK_ST(ASYNC(edgelock_unlock_async(c, lks[i], 1, probe_cb, &unlocked[i])), EDGELOCK_OK);
+    CHECK(loop.run_until(
+        [&] {
+            for (int i = 0; i < n; i++)
+                if (unlocked[i].calls == 0)
+                    return false;
+            return true;
+        },
+        30000));
+    for (int i = 0; i < n; i++) {
+        check_fired_once(unlocked[i], "burst unlock");
+        CHECK_ST(unlocked[i].st, EDGELOCK_OK);
+    }
+    CHECK(loop.run_until([&] { return idle_now(c); }, 5000));
+    CHECK_EQ(redis_integer(r, "EVAL %s 0", "return #redis.call('keys', 'burst:*')"), 0);
+    for (int i = 0; i < n; i++)
+        CHECK_ST(edgelock_lock_free(c, lks[i]), EDGELOCK_OK);
     edgelock_client_destroy(c);
 }
 
