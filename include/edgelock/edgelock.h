@@ -77,7 +77,7 @@
  * allocated once by edgelock_client_create(). Nothing grows afterwards; a full
  * table is EDGELOCK_ERR_TABLE_FULL and changes nothing. (hiredis and libevent
  * allocate internally per command and per connection; that is outside
- * edgelock's code, except one block of 24 bytes (64-bit) per connection attempt
+ * edgelock's code, except one block of 32 bytes (64-bit) per connection attempt
  * for its socket events' state, freed with that connection.)
  */
 #ifndef EDGELOCK_EDGELOCK_H
