@@ -494,6 +494,22 @@ TEST_CASE(lock_unlock_chain_of_two_hundred_from_callbacks)
     edgelock_client_destroy(c);
 }
 
+// Waits for every call of a burst, then checks each fired once with OK.
+static void check_burst_ok(EventLoop &loop, const Probe *probes, int n, const char *what)
+{
+    auto all_fired = [&] {
+        for (int i = 0; i < n; i++)
+            if (probes[i].calls == 0)
+                return false;
+        return true;
+    };
+    CHECK(loop.run_until(all_fired, 30000));
+    for (int i = 0; i < n; i++) {
+        check_fired_once(probes[i], what);
+        CHECK_ST(probes[i].st, EDGELOCK_OK);
+    }
+}
+
 // More bytes queued in one turn than the socket takes in one write (each
 // command carries a long name twice): the write that goes at the end of the
 // loop's pass leaves the rest to the write event, and every call completes.
@@ -525,33 +541,11 @@ TEST_CASE(a_burst_bigger_than_one_write_reaches_redis_whole)
     }
     for (int i = 0; i < n; i++)
         CHECK_ST(ASYNC(edgelock_lock_async(c, lks[i], 1, 0, 30000, probe_cb, &locked[i])), EDGELOCK_OK);
-    CHECK(loop.run_until(
-        [&] {
-            for (int i = 0; i < n; i++)
-                if (locked[i].calls == 0)
-                    return false;
-            return true;
-        },
-        30000));
-    for (int i = 0; i < n; i++) {
-        check_fired_once(locked[i], "burst lock");
-        CHECK_ST(locked[i].st, EDGELOCK_OK);
-    }
+    check_burst_ok(loop, locked, n, "burst lock");
     CHECK_EQ(redis_integer(r, "EVAL %s 0", "return #redis.call('keys', 'burst:*')"), n);
     for (int i = 0; i < n; i++)
         CHECK_ST(ASYNC(edgelock_unlock_async(c, lks[i], 1, probe_cb, &unlocked[i])), EDGELOCK_OK);
-    CHECK(loop.run_until(
-        [&] {
-            for (int i = 0; i < n; i++)
-                if (unlocked[i].calls == 0)
-                    return false;
-            return true;
-        },
-        30000));
-    for (int i = 0; i < n; i++) {
-        check_fired_once(unlocked[i], "burst unlock");
-        CHECK_ST(unlocked[i].st, EDGELOCK_OK);
-    }
+    check_burst_ok(loop, unlocked, n, "burst unlock");
     CHECK(loop.run_until([&] { return idle_now(c); }, 5000));
     CHECK_EQ(redis_integer(r, "EVAL %s 0", "return #redis.call('keys', 'burst:*')"), 0);
     for (int i = 0; i < n; i++)
