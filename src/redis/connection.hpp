@@ -57,9 +57,11 @@ struct ConnConfig {
     // loop's next poll (an epoll_ctl to add it and one to remove it on a loop
     // without libevent's changelist). For the application's loop: what its
     // callbacks queue in one pass still goes in one write. Not for the
-    // blocking face, whose leader would then write a finished waiter's
-    // UNSUBSCRIBE before returning to its caller. Plain links only (TLS
-    // writes through hiredis_ssl's handlers).
+    // blocking face: there the unlock latch's DEL, queued from the release's
+    // reply callback, waits to go with the caller's next command, written at
+    // once; sent at the end of the pass it went alone, a write more per
+    // unlock (BENCHMARKS.md). Plain links only (TLS writes through
+    // hiredis_ssl's handlers).
     bool flush_at_pass_end;
 };
 
