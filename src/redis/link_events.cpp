@@ -63,16 +63,6 @@ static void del_read(void *data)
     event_del(static_cast<LinkEvents *>(data)->read_ev);
 }
 
-// The write hiredis's handler would do, without calling into hiredis's
-// callbacks: what is left, and any error, goes to the write event.
-static void on_flush(evutil_socket_t, short, void *arg)
-{
-    auto *e = static_cast<LinkEvents *>(arg);
-    int done = 0;
-    if (redisBufferWrite(&e->ac->c, &done) != REDIS_OK || !done)
-        event_add(e->write_ev, nullptr);
-}
-
 // Until connected, the write event is how hiredis learns the connect is done.
 // Once it waits for room in the socket, what is added goes with the rest.
 static void add_write(void *data)
@@ -90,6 +80,21 @@ static void del_write(void *data)
     if (e->flush_ev)
         event_del(e->flush_ev);
     event_del(e->write_ev);
+}
+
+void link_events_write(redisAsyncContext *ac)
+{
+    auto *e = static_cast<LinkEvents *>(ac->ev.data);
+    int done = 0;
+    if (redisBufferWrite(&ac->c, &done) == REDIS_OK && done)
+        del_write(e); // nothing left for an event registered or activated before
+    else
+        event_add(e->write_ev, nullptr);
+}
+
+static void on_flush(evutil_socket_t, short, void *arg)
+{
+    link_events_write(static_cast<LinkEvents *>(arg)->ac);
 }
 
 static void cleanup(void *data)

@@ -13,4 +13,10 @@ namespace edgelock
 // application's loop). False: out of memory (nothing attached).
 bool link_events_attach(redisAsyncContext *ac, struct event_base *base, bool flush_at_pass_end);
 
+// One write of the buffer now (a plain, connected link), without calling into
+// hiredis's callbacks. What does not fit, or a write error, is left to the
+// write event: hiredis's handler writes the rest, or finds the error and
+// reports the link down through the usual path.
+void link_events_write(redisAsyncContext *ac);
+
 } // namespace edgelock

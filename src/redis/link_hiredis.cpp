@@ -190,20 +190,6 @@ static bool writes_now(const Connection *conn, const redisAsyncContext *ac, bool
     return (ac->c.flags & REDIS_IN_CALLBACK) == 0;
 }
 
-// One write of the buffer now. What does not fit, or a write error, is left
-// to the write event: the loop writes the rest, or finds the error and
-// reports the link down through the usual path.
-static void write_now(redisAsyncContext *ac)
-{
-    int done = 0;
-    if (redisBufferWrite(&ac->c, &done) == REDIS_OK && done) {
-        if (ac->ev.delWrite)
-            ac->ev.delWrite(ac->ev.data); // one registered before: nothing left for it
-    } else if (ac->ev.addWrite) {
-        ac->ev.addWrite(ac->ev.data);
-    }
-}
-
 static bool send(Connection *conn, const char *buf, size_t len, void *privdata, bool urgent)
 {
     auto *ac = static_cast<redisAsyncContext *>(conn->link);
@@ -220,8 +206,8 @@ static bool send(Connection *conn, const char *buf, size_t len, void *privdata, 
         return false;
     // Written now: hiredis is kept from registering the write event for it
     // (two epoll_ctl calls on a loop without libevent's changelist, and two
-    // more to remove it after the write); write_now() registers it only if
-    // the socket does not take it all.
+    // more to remove it after the write); link_events_write() registers it
+    // only if the socket does not take it all.
     bool now = writes_now(conn, ac, urgent);
     void (*add_write)(void *) = ac->ev.addWrite;
     if (now)
@@ -232,7 +218,7 @@ static bool send(Connection *conn, const char *buf, size_t len, void *privdata, 
         return false;
     conn->replies_due++;
     if (now)
-        write_now(ac);
+        link_events_write(ac);
     return true;
 }
 
