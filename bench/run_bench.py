@@ -59,29 +59,44 @@ def ping(port):
         return False
 
 
-def start_redis():
-    global _redis_proc
+def spawn_redis(own_session=False):
+    """A throwaway redis-server on a free loopback port: (port, process).
+    own_session: in a session of its own (setsid), as a service manager
+    starts one; otherwise in ours, as the bench's other processes are. With
+    the kernel's autogroup scheduling each session is a scheduling group of
+    its own, and that changes how the server and the clients share the CPUs
+    (BENCHMARKS.md, B)."""
     for _ in range(5):
         port = free_port()
-        _redis_proc = subprocess.Popen(
+        proc = subprocess.Popen(
             ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--logfile", "/dev/null", "--loglevel", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=own_session)
         for _ in range(300):
             if ping(port):
-                return port
-            if _redis_proc.poll() is not None:
+                return port, proc
+            if proc.poll() is not None:
                 break
             time.sleep(0.01)
-        stop_redis()
+        kill_proc(proc)
     raise SystemExit("bench: cannot start redis-server")
+
+
+def kill_proc(proc):
+    if proc and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def start_redis():
+    global _redis_proc
+    port, _redis_proc = spawn_redis()
+    return port
 
 
 def stop_redis():
     global _redis_proc
-    if _redis_proc and _redis_proc.poll() is None:
-        _redis_proc.kill()
-        _redis_proc.wait()
+    kill_proc(_redis_proc)
     _redis_proc = None
 
 
@@ -414,6 +429,11 @@ def main():
 
     port = start_redis()
     atexit.register(stop_redis)
+    # B's blocking handoff once more against a server in a session of its
+    # own (spawn_redis), as a gateway's local Redis runs under its service
+    # manager.
+    session_port, session_proc = spawn_redis(own_session=True)
+    atexit.register(kill_proc, session_proc)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     log("redis-server on 127.0.0.1:%d" % port)
 
@@ -498,6 +518,12 @@ def main():
         if pinned is not None:
             pinned["scenario"] = "b_blocking_pinned"
             rec("b_blocking_pinned", pinned, rnd)
+        for name, argv in (("b_blocking", ["b_blocking"]), ("b_calibrate", ["b_calibrate"]),
+                           ("b_mixed_holder", ["b_mixed", "--holder", "1"])):
+            flush(session_port)
+            obj = run_json([bench] + argv + ["--port", str(session_port)])
+            obj["scenario"] = name + "_own_session"
+            rec(name + "_own_session", obj, rnd)
         # S: an expirable semaphore (issue 16): take+give-back pairs, and B's handoff.
         flush(port)
         rec("s_pairs", with_floor(port, bench, [bench, "s_pairs"] + P, count_key="ops_total"), rnd)
@@ -571,6 +597,7 @@ def main():
     m = re.search(r"redis_version:(\S+)", redis_version)
     redis_version = m.group(1) if m else None
     stop_redis()
+    kill_proc(session_proc)
 
     cpu_end = cpu_times()
     elapsed = time.time() - t_start
@@ -660,11 +687,13 @@ def main():
     # (plain_async.cpp), as its two clients share one; the two-thread sync
     # client is shown beside it. b_calibrate puts a plain client in
     # edgelock's place: 1.0 when the method favours neither side.
-    for key in ("b_blocking", "b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned"):
+    for key in ("b_blocking", "b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned",
+                "b_blocking_own_session", "b_calibrate_own_session", "b_mixed_holder_own_session"):
         if key in M:
             ratios.setdefault(key, {})["p50_vs_plain"] = ratio_median(
                 lambda o, k=key: o[k]["p50_vs_plain_interleaved"])
-    for key in ("b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned"):
+    for key in ("b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned",
+                "b_blocking_own_session", "b_calibrate_own_session", "b_mixed_holder_own_session"):
         if key in M:
             ratios[key].update({
                 "p50_in_idle_rtts": ratio_median(lambda o, k=key: o[k]["p50_in_idle_rtts"]),
@@ -1130,6 +1159,11 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
                        ("the plain client holds, edgelock waits (2 threads)", "b_mixed_waiter"),
                        ("edgelock blocking API, Redis on a CPU of its own (2 threads on the other)",
                         "b_blocking_pinned"),
+                       ("edgelock blocking API, Redis in a session of its own (2 threads)",
+                        "b_blocking_own_session"),
+                       ("method check, Redis in a session of its own", "b_calibrate_own_session"),
+                       ("edgelock holds, the plain client waits, Redis in a session of its own",
+                        "b_mixed_holder_own_session"),
                        ("redis-py Lock", "redis-py_b"), ("node-redlock", "redlock_b")):
         if key not in M:
             continue
