@@ -381,6 +381,11 @@ def fmt(v, digits=3):
     return str(v)
 
 
+def pct(v):
+    """A share (0..1) as a whole percentage."""
+    return "n/a" if v is None else "%.0f %%" % (100 * v)
+
+
 def us(v):
     """Microseconds, shown in ms above 10 ms."""
     if v is None:
@@ -692,6 +697,20 @@ def main():
         if key in M:
             ratios.setdefault(key, {})["p50_vs_plain"] = ratio_median(
                 lambda o, k=key: o[k]["p50_vs_plain_interleaved"])
+    # The same, split by where the waiter's lock call returned (on the CPU the
+    # holder's unlock started on, or the other): the share of each and the
+    # p50s of like against like, so that the mix of placements, which the
+    # kernel chooses for the benchmark's own threads, does not move the ratio.
+    for key in ("b_blocking", "b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned",
+                "b_blocking_own_session", "b_calibrate_own_session", "b_mixed_holder_own_session"):
+        if key in M:
+            ratios[key].update({
+                "same_cpu_share": ratio_median(lambda o, k=key: o[k]["same_cpu_share"]),
+                "plain_same_cpu_share": ratio_median(lambda o, k=key: o[k]["plain_same_cpu_share"]),
+                "p50_vs_plain_same_cpu": ratio_median(
+                    lambda o, k=key: o[k]["same_cpu_p50_us"] / o[k]["plain_same_cpu_p50_us"]),
+                "p50_vs_plain_other_cpu": ratio_median(
+                    lambda o, k=key: o[k]["other_cpu_p50_us"] / o[k]["plain_other_cpu_p50_us"])})
     for key in ("b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned",
                 "b_blocking_own_session", "b_calibrate_own_session", "b_mixed_holder_own_session"):
         if key in M:
@@ -1173,6 +1192,11 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
                      % (fmt(r(key, "p50_vs_plain")), fmt(r(key, "p50_vs_plain_sync"))))
         elif r(key, "p50_vs_plain") is not None:
             note += "; p50 **%s** of the plain client's" % fmt(r(key, "p50_vs_plain"))
+        if r(key, "same_cpu_share") is not None:
+            note += ("; the waiter on the holder's CPU in %s of the handoffs (the plain pair's: %s), "
+                     "p50 of like placements %s (same CPU) and %s (other CPU) of the plain client's"
+                     % (pct(r(key, "same_cpu_share")), pct(r(key, "plain_same_cpu_share")),
+                        fmt(r(key, "p50_vs_plain_same_cpu")), fmt(r(key, "p50_vs_plain_other_cpu"))))
         if key == "b_async":
             note += "; A's own release round trip alone: p50 %s" % us(M[key].get("release_rtt_p50_us"))
         if key.startswith("b_") and r(key, "p50_in_idle_rtts_bracketing") is not None:

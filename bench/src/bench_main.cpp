@@ -21,6 +21,7 @@
 #include <hiredis/adapters/libevent.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -871,8 +872,10 @@ public:
         waiter_.join();
     }
     // A takes the lock, B starts waiting, A lets go after 3-8 ms: ns from
-    // A's unlock call to B's lock call returning.
-    double once()
+    // A's unlock call to B's lock call returning. same_cpu: whether B's lock
+    // call returned on the CPU A's unlock call started on (BENCHMARKS.md, B:
+    // where the waiter thread sits decides much of a handoff's time).
+    double once(bool *same_cpu = nullptr)
     {
         a_.lock();
         int i;
@@ -882,10 +885,13 @@ public:
             cv_.notify_all();
         }
         sleep_us(3000 + rand_u32() % 5000);
+        int cpu = sched_getcpu();
         uint64_t t0 = now_ns();
         a_.unlock();
         std::unique_lock<std::mutex> g(m_);
         cv_.wait(g, [&] { return done_ == i; });
+        if (same_cpu)
+            *same_cpu = cpu == cpu1_;
         return (double)(t1_ - t0);
     }
 
@@ -901,9 +907,11 @@ private:
             }
             b_.lock();
             uint64_t t = now_ns();
+            int cpu = sched_getcpu();
             b_.unlock();
             std::lock_guard<std::mutex> g(m_);
             t1_ = t;
+            cpu1_ = cpu;
             done_ = i;
             cv_.notify_all();
         }
@@ -915,6 +923,7 @@ private:
     int go_ = 0, done_ = 0;
     bool quit_ = false;
     uint64_t t1_ = 0;
+    int cpu1_ = -1;
 };
 
 // The plain Redisson-protocol client's handoff (plain_lock.hpp), run between
@@ -940,8 +949,32 @@ struct PlainHandoff {
     }
 };
 
+// Handoffs split by where the waiter's lock call returned: on the CPU the
+// holder's unlock started on, or another.
+struct Placement {
+    Samples same, other;
+    void add(bool same_cpu, double ns) { (same_cpu ? same : other).add(ns); }
+};
+
+// The placement fields of one side (prefix "" for edgelock's, "plain_" for
+// the plain client's): the share of handoffs with the waiter on the
+// holder's CPU, and the p50 of each kind when there are enough of them.
+static void placement_json(Json &j, const std::string &prefix, const Placement &p)
+{
+    const size_t kEnough = 10;
+    size_t n = p.same.size() + p.other.size();
+    if (n == 0)
+        return;
+    j.num((prefix + "same_cpu_share").c_str(), (double)p.same.size() / n);
+    if (p.same.size() >= kEnough)
+        j.num((prefix + "same_cpu_p50_us").c_str(), p.same.pct(50) / 1e3);
+    if (p.other.size() >= kEnough)
+        j.num((prefix + "other_cpu_p50_us").c_str(), p.other.pct(50) / 1e3);
+}
+
 Json handoff_json(const char *scenario, int ops, const Samples &lat, const Samples &idle,
-                  const Samples *plain)
+                  const Samples *plain, const Placement *ours_at = nullptr,
+                  const Placement *plain_at = nullptr)
 {
     Json j;
     j.str("scenario", scenario);
@@ -954,6 +987,10 @@ Json handoff_json(const char *scenario, int ops, const Samples &lat, const Sampl
         j.latency("plain_handoff", *plain);
         j.num("p50_vs_plain_interleaved", lat.pct(50) / plain->pct(50));
     }
+    if (ours_at)
+        placement_json(j, "", *ours_at);
+    if (plain_at)
+        placement_json(j, "plain_", *plain_at);
     return j;
 }
 
@@ -1109,6 +1146,7 @@ int handoff_threads(const Options &o, const char *scenario, ThreadLock a, Thread
     int port = (int)o.get("port", 0);
     const int warm = 20, n = (int)o.get("handoffs", 200);
     Samples lat, idle, plain_lat;
+    Placement ours_at, plain_at;
     load_all_scripts(port);
     redisContext *probe = connect_sync(port);
     std::unique_ptr<PlainHandoff> plain;
@@ -1125,25 +1163,34 @@ int handoff_threads(const Options &o, const char *scenario, ThreadLock a, Thread
             // (the same plain client in both places: 1.5x at p50), so ours
             // and the plain one take that place in turn.
             bool plain_first = plain && i % 2 == 1;
+            bool same_cpu = false;
             if (plain_first) {
-                double ns = plain->run->once();
-                if (i >= warm)
+                double ns = plain->run->once(&same_cpu);
+                if (i >= warm) {
                     plain_lat.add(ns);
+                    plain_at.add(same_cpu, ns);
+                }
             }
-            double ns = ours.once();
-            if (i >= warm)
+            double ns = ours.once(&same_cpu);
+            if (i >= warm) {
                 lat.add(ns);
+                ours_at.add(same_cpu, ns);
+            }
             if (plain && !plain_first) {
-                ns = plain->run->once();
-                if (i >= warm)
+                ns = plain->run->once(&same_cpu);
+                if (i >= warm) {
                     plain_lat.add(ns);
+                    plain_at.add(same_cpu, ns);
+                }
             }
         }
     }
     plain.reset();
     redisFree(probe);
     write_samples(o.get_str("samples", ""), lat);
-    handoff_json(scenario, warm + n, lat, idle, with_plain ? &plain_lat : nullptr).print();
+    handoff_json(scenario, warm + n, lat, idle, with_plain ? &plain_lat : nullptr, &ours_at,
+                 with_plain ? &plain_at : nullptr)
+        .print();
     return 0;
 }
 
