@@ -70,6 +70,7 @@ public:
         used_++;
         if (used_ > high_)
             high_ = used_;
+        EDGELOCK_ASSERT(i < high_); // end()
         *index_out = i;
         return &s.value;
     }
@@ -99,7 +100,15 @@ public:
     uint32_t used() const { return used_; }
     uint32_t available() const { return cap_ - used_; }
     bool full() const { return used_ == cap_; }
-    uint32_t high_water() const { return high_; }       // most slots ever in use at once
+    uint32_t high_water() const { return high_; } // most slots ever in use at once
+    // One past every slot in use: a scan for the slots in use stops here, not
+    // at capacity(). It is high_water(): released slots are reused last in,
+    // first out, so a slot never used before is handed out only when every
+    // slot below it is in use. A table sized for thousands but using a few
+    // scans a few (a pub/sub message scans the subscription and waiter
+    // tables on every handoff). Read it in the loop's condition: a slot
+    // handed out during the scan may raise it.
+    uint32_t end() const { return high_; }
     uint64_t full_count() const { return full_count_; } // allocations refused: table full
 
 private:

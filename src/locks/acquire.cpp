@@ -491,7 +491,7 @@ void acquire_wake(Client *c, uint32_t index)
 void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_t len)
 {
     auto *c = static_cast<Client *>(client);
-    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+    for (uint32_t i = 0; i < c->waiters.end(); i++) {
         Waiter *w = c->waiters.get(i);
         if (w && w->sub_index == sub_index) {
             edgelock_lock_kind kind = lock_kind(c, w->lock_id);
@@ -511,7 +511,7 @@ void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_
     // One unlock frees the lock for one taker: wake the oldest idle waiter, or
     // failing that mark the oldest one whose attempt is in flight.
     uint32_t best = kNoIndex, best_busy = kNoIndex;
-    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+    for (uint32_t i = 0; i < c->waiters.end(); i++) {
         Waiter *w = c->waiters.get(i);
         if (!w || w->sub_index != sub_index)
             continue;
@@ -534,7 +534,7 @@ void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_
 void acquire_on_subscribed(void *client, uint32_t sub_index)
 {
     auto *c = static_cast<Client *>(client);
-    for (uint32_t i = 0; i < c->waiters.capacity() && !c->closing; i++) {
+    for (uint32_t i = 0; i < c->waiters.end() && !c->closing; i++) {
         Waiter *w = c->waiters.get(i);
         if (w && w->sub_index == sub_index)
             acquire_wake(c, i);
@@ -543,7 +543,7 @@ void acquire_on_subscribed(void *client, uint32_t sub_index)
 
 void acquire_retry_all(Client *c)
 {
-    for (uint32_t i = 0; i < c->waiters.capacity() && !c->closing; i++) {
+    for (uint32_t i = 0; i < c->waiters.end() && !c->closing; i++) {
         Waiter *w = c->waiters.get(i);
         if (w && w->state != WaiterState::Attempting && w->last_error != EDGELOCK_OK)
             attempt(c, i);
@@ -554,7 +554,7 @@ void acquire_on_command_slot_free(Client *c)
 {
     if (c->starved_waiters == 0)
         return;
-    for (uint32_t i = 0; i < c->waiters.capacity() && !c->queue.cmds.full() && !c->closing; i++) {
+    for (uint32_t i = 0; i < c->waiters.end() && !c->queue.cmds.full() && !c->closing; i++) {
         Waiter *w = c->waiters.get(i);
         if (w && w->starved) {
             attempt(c, i);
@@ -565,7 +565,7 @@ void acquire_on_command_slot_free(Client *c)
 
 void acquire_abandon_fair_all(Client *c)
 {
-    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+    for (uint32_t i = 0; i < c->waiters.end(); i++) {
         Waiter *w = c->waiters.get(i);
         if (w && w->attempted && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
             abandon_fair_queue(c, w);
@@ -574,7 +574,7 @@ void acquire_abandon_fair_all(Client *c)
 
 void acquire_cancel(Client *c, uint64_t owner)
 {
-    for (uint32_t i = 0; i < c->waiters.capacity() && !c->closing; i++) {
+    for (uint32_t i = 0; i < c->waiters.end() && !c->closing; i++) {
         Waiter *w = c->waiters.get(i);
         if (!w || w->owner != owner)
             continue;
@@ -587,7 +587,7 @@ void acquire_cancel(Client *c, uint64_t owner)
 
 void acquire_fail_all(Client *c, edgelock_status st)
 {
-    for (uint32_t i = 0; i < c->waiters.capacity(); i++)
+    for (uint32_t i = 0; i < c->waiters.end(); i++)
         if (c->waiters.get(i))
             finish(c, i, st);
 }

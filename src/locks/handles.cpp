@@ -64,13 +64,13 @@ edgelock_status lock_free(Client *c, edgelock_lock lock)
         return EDGELOCK_ERR_BUSY;
     uint64_t now = loop_now(&c->loop);
     // Most handles have no hold left: no scan of the hold table then.
-    for (uint32_t i = 0; le->holds > 0 && i < c->holds.capacity(); i++) {
+    for (uint32_t i = 0; le->holds > 0 && i < c->holds.end(); i++) {
         Hold *h = c->holds.get(i);
         if (h && h->lock_id == lock.id && (hold_active(h, now) || h->pending || h->renewing))
             return EDGELOCK_ERR_BUSY;
     }
     // What is left are loss markers and lapsed fixed leases: they go with it.
-    for (uint32_t i = 0; le->holds > 0 && i < c->holds.capacity(); i++) {
+    for (uint32_t i = 0; le->holds > 0 && i < c->holds.end(); i++) {
         Hold *h = c->holds.get(i);
         if (h && h->lock_id == lock.id)
             hold_free(c, i);

@@ -317,7 +317,7 @@ void permits_on_message(Client *c, uint32_t sub_index, edgelock_lock_kind kind, 
     if (!parse_decimal(msg, len, &freed) || freed <= 0)
         return;
     int64_t listening = 0;
-    for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+    for (uint32_t i = 0; i < c->waiters.end(); i++) {
         Waiter *w = c->waiters.get(i);
         listening += w && w->sub_index == sub_index;
     }
@@ -330,7 +330,7 @@ void permits_on_message(Client *c, uint32_t sub_index, edgelock_lock_kind kind, 
     uint64_t after = 0; // arrival order of the last one woken
     for (int64_t k = 0; k < freed; k++) {
         uint32_t best = kNoIndex;
-        for (uint32_t i = 0; i < c->waiters.capacity(); i++) {
+        for (uint32_t i = 0; i < c->waiters.end(); i++) {
             Waiter *w = c->waiters.get(i);
             if (!w || w->sub_index != sub_index || w->seq <= after || w->wake_pending)
                 continue;

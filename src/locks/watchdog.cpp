@@ -55,7 +55,7 @@ static void renew_done(Client *c, const LockCall *, uint64_t id, uint64_t sent_m
                        edgelock_status st)
 {
     bool ok = st == EDGELOCK_OK && reply && reply->type == REDIS_REPLY_ARRAY;
-    for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
+    for (uint32_t i = 0; i < c->holds.end() && !c->closing; i++) {
         Hold *h = c->holds.get(i);
         if (!h || !h->renewing || h->renew_cmd != id)
             continue;
@@ -91,7 +91,7 @@ static void renew_wait_done(Client *c, const LockCall *call, uint64_t, uint64_t,
                             edgelock_status st)
 {
     bool replicated = replicas_verdict(c, reply, st) == EDGELOCK_OK;
-    for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
+    for (uint32_t i = 0; i < c->holds.end() && !c->closing; i++) {
         Hold *h = c->holds.get(i);
         if (!h || h->renew_cmd != call->ref || !h->renewed_ms)
             continue;
@@ -173,7 +173,7 @@ static void tick(void *arg, Timer *)
                permits = {0, 0, RenewKind::Permits, 0};
     RenewBatch open[kOpenBatches] = {};
     uint32_t next_out = 0; // the open batch to submit when none is free
-    for (uint32_t i = 0; i < c->holds.capacity() && !c->closing; i++) {
+    for (uint32_t i = 0; i < c->holds.end() && !c->closing; i++) {
         Hold *h = c->holds.get(i);
         if (!h || !hold_renewable(h))
             continue;

@@ -22,7 +22,7 @@ static void format_batch(Client *c, const Command *cmd, uint64_t id, RespCommand
 {
     RenewItem items[kRenewBatch];
     uint32_t n = 0;
-    for (uint32_t i = 0; i < c->holds.capacity(); i++) {
+    for (uint32_t i = 0; i < c->holds.end(); i++) {
         Hold *h = c->holds.get(i);
         if (h && h->renewing && h->renew_cmd == id && h->renew_pos < kRenewBatch) {
             items[h->renew_pos] = RenewItem{lock_ref(c, h->lock_id), h->owner, h->permit_base, h->count};

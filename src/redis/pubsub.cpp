@@ -83,7 +83,7 @@ static void subscribe(PubSub *ps, uint32_t index)
 edgelock_status pubsub_join(PubSub *ps, const char *channel, size_t len, uint32_t *index)
 {
     EDGELOCK_ASSERT(len <= ps->name_cap);
-    for (uint32_t i = 0; i < ps->subs.capacity(); i++) {
+    for (uint32_t i = 0; i < ps->subs.end(); i++) {
         Subscription *s = ps->subs.get(i);
         if (s && s->len == len && memcmp(name_of(ps, i), channel, len) == 0) {
             s->refs++;
@@ -172,7 +172,7 @@ void pubsub_on_reply(void *arg, redisReply *reply, void *)
     if (chan->type != REDIS_REPLY_STRING)
         return;
     uint32_t index = kNoIndex;
-    for (uint32_t i = 0; i < ps->subs.capacity(); i++) {
+    for (uint32_t i = 0; i < ps->subs.end(); i++) {
         Subscription *s = ps->subs.get(i);
         if (s && s->len == chan->len && memcmp(name_of(ps, i), chan->str, chan->len) == 0) {
             index = i;
@@ -225,7 +225,7 @@ void pubsub_on_ready(void *arg)
 
 void pubsub_resubscribe(PubSub *ps)
 {
-    for (uint32_t i = 0; i < ps->subs.capacity() && !ps->closed; i++) {
+    for (uint32_t i = 0; i < ps->subs.end() && !ps->closed; i++) {
         Subscription *s = ps->subs.get(i);
         if (s && s->state == SubState::Down && s->refs > 0)
             subscribe(ps, i);
@@ -239,7 +239,7 @@ void pubsub_on_down(void *arg)
 
 void pubsub_conn_down(PubSub *ps, Connection *conn)
 {
-    for (uint32_t i = 0; i < ps->subs.capacity(); i++) {
+    for (uint32_t i = 0; i < ps->subs.end(); i++) {
         Subscription *s = ps->subs.get(i);
         if (!s || (conn && s->conn != conn))
             continue;

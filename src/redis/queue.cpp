@@ -376,7 +376,7 @@ void queue_flush(CommandQueue *q)
 
 void queue_fail_all(CommandQueue *q, edgelock_status st)
 {
-    for (uint32_t i = 0; i < q->cmds.capacity(); i++)
+    for (uint32_t i = 0; i < q->cmds.end(); i++)
         if (q->cmds.get(i))
             complete(q, i, nullptr, st);
     q->send_head = q->send_tail = kNoIndex;
@@ -392,7 +392,7 @@ static void timer_fired(void *arg, Timer *)
     // Connections with a reply that never came (a cluster may have several).
     Connection *silent[8];
     uint32_t nsilent = 0;
-    for (uint32_t i = 0; i < q->cmds.capacity() && !q->closed; i++) {
+    for (uint32_t i = 0; i < q->cmds.end() && !q->closed; i++) {
         Command *cmd = q->cmds.get(i);
         if (!cmd || cmd->deadline_ms > now)
             continue;
@@ -422,7 +422,7 @@ static void timer_fired(void *arg, Timer *)
     // Commands whose pause (TRYAGAIN) is over.
     queue_flush(q);
     uint64_t next = kForever;
-    for (uint32_t i = 0; i < q->cmds.capacity(); i++) {
+    for (uint32_t i = 0; i < q->cmds.end(); i++) {
         Command *cmd = q->cmds.get(i);
         if (cmd && cmd->deadline_ms < next)
             next = cmd->deadline_ms;

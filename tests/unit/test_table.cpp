@@ -198,3 +198,80 @@ TEST_CASE(releasing_a_free_slot_is_a_broken_invariant)
     waitpid(pid, &status, 0);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
 }
+
+TEST_CASE(every_slot_in_use_is_below_end_whatever_the_order_of_releases)
+{
+    // Scans of the slots in use stop at end() (a message scans the
+    // subscription and waiter tables): no slot in use may lie at or above it.
+    const uint32_t kCap = 64;
+    Table::Slot slots[kCap];
+    memset(slots, 0, sizeof(slots));
+    Table t;
+    t.init(slots, kCap);
+    CHECK_EQ(t.end(), 0);
+    bool in_use[kCap] = {};
+    uint32_t most = 0;
+    auto check_end = [&] {
+        if (t.used() > most)
+            most = t.used();
+        CHECK_EQ(t.end(), most);
+        CHECK_EQ(t.end(), t.high_water());
+        for (uint32_t i = t.end(); i < kCap; i++)
+            CHECK(!in_use[i] && t.get(i) == nullptr);
+    };
+    // Half full, releases scattered, then a random walk of both.
+    for (uint32_t k = 0; k < kCap / 2; k++) {
+        uint32_t i;
+        REQUIRE(t.alloc(&i));
+        in_use[i] = true;
+        check_end();
+    }
+    for (uint32_t i = 0; i < kCap / 2; i += 3) {
+        t.release(i);
+        in_use[i] = false;
+        check_end();
+    }
+    uint32_t seed = 12345;
+    for (int step = 0; step < 20000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        uint32_t pick = (seed >> 16) % kCap;
+        // Mostly allocations while few are in use, mostly releases when many
+        // are: the count wanders over the whole range.
+        bool release = (seed >> 8) % kCap < t.used();
+        if (release) {
+            while (!in_use[pick])
+                pick = (pick + 1) % kCap;
+            t.release(pick);
+            in_use[pick] = false;
+        } else {
+            uint32_t i;
+            Item *it = t.alloc(&i);
+            if (!it) {
+                CHECK(t.full());
+                continue;
+            }
+            CHECK(!in_use[i]);
+            in_use[i] = true;
+        }
+        check_end();
+    }
+    CHECK(most > kCap / 2); // the walk went past where it started
+}
+
+TEST_CASE(a_few_slots_in_use_keep_end_low_in_a_large_table)
+{
+    const uint32_t kCap = 10000;
+    Table::Slot *slots = static_cast<Table::Slot *>(calloc(kCap, sizeof(Table::Slot)));
+    REQUIRE(slots);
+    Table t;
+    t.init(slots, kCap);
+    for (int round = 0; round < 1000; round++) { // two in use at a time, again and again
+        uint32_t a, b;
+        REQUIRE(t.alloc(&a));
+        REQUIRE(t.alloc(&b));
+        t.release(a);
+        t.release(b);
+    }
+    CHECK_EQ(t.end(), 2);
+    free(slots);
+}
