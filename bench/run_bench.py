@@ -692,27 +692,23 @@ def main():
     # (plain_async.cpp), as its two clients share one; the two-thread sync
     # client is shown beside it. b_calibrate puts a plain client in
     # edgelock's place: 1.0 when the method favours neither side.
-    for key in ("b_blocking", "b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned",
-                "b_blocking_own_session", "b_calibrate_own_session", "b_mixed_holder_own_session"):
-        if key in M:
-            ratios.setdefault(key, {})["p50_vs_plain"] = ratio_median(
-                lambda o, k=key: o[k]["p50_vs_plain_interleaved"])
-    # The same, split by where the waiter's lock call returned (on the CPU the
-    # holder's unlock started on, or the other): the share of each and the
-    # p50s of like against like, so that the mix of placements, which the
+    # Each is also split by where the waiter's lock call returned (on the CPU
+    # the holder's unlock started on, or the other): the share of each and
+    # the p50s of like against like, so that the mix of placements, which the
     # kernel chooses for the benchmark's own threads, does not move the ratio.
-    for key in ("b_blocking", "b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned",
-                "b_blocking_own_session", "b_calibrate_own_session", "b_mixed_holder_own_session"):
+    threaded = ("b_blocking", "b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned",
+                "b_blocking_own_session", "b_calibrate_own_session", "b_mixed_holder_own_session")
+    for key in threaded:
         if key in M:
-            ratios[key].update({
+            ratios.setdefault(key, {}).update({
+                "p50_vs_plain": ratio_median(lambda o, k=key: o[k]["p50_vs_plain_interleaved"]),
                 "same_cpu_share": ratio_median(lambda o, k=key: o[k]["same_cpu_share"]),
                 "plain_same_cpu_share": ratio_median(lambda o, k=key: o[k]["plain_same_cpu_share"]),
                 "p50_vs_plain_same_cpu": ratio_median(
                     lambda o, k=key: o[k]["same_cpu_p50_us"] / o[k]["plain_same_cpu_p50_us"]),
                 "p50_vs_plain_other_cpu": ratio_median(
                     lambda o, k=key: o[k]["other_cpu_p50_us"] / o[k]["plain_other_cpu_p50_us"])})
-    for key in ("b_calibrate", "b_mixed_holder", "b_mixed_waiter", "b_blocking_pinned",
-                "b_blocking_own_session", "b_calibrate_own_session", "b_mixed_holder_own_session"):
+    for key in threaded[1:]:  # b_blocking's idle-RTT figures are set with A's and B's above
         if key in M:
             ratios[key].update({
                 "p50_in_idle_rtts": ratio_median(lambda o, k=key: o[k]["p50_in_idle_rtts"]),
