@@ -190,13 +190,16 @@ static bool send(CommandQueue *q, uint32_t index)
         cmd->asking = false;
     }
     if (!conn_send(conn, buf, len, to_privdata(id), cmd->urgent)) {
-        if (cmd->patient) {
-            // The link is going away (its replies are being failed right now):
-            // first in line for the next connection.
-            requeue(q, index);
-            return false;
+        // The link is going away (its replies are being failed right now):
+        // first in line for the next connection. A patient one waits for it;
+        // any other is due now and completes from the timer (with the
+        // connection's down status), never inside the call that submitted it,
+        // whose caller may be half-way through its own bookkeeping.
+        requeue(q, index);
+        if (!cmd->patient) {
+            cmd->deadline_ms = loop_now(q->loop);
+            arm_timer(q, cmd->deadline_ms);
         }
-        complete(q, index, nullptr, EDGELOCK_ERR_CONNECTION);
         return false;
     }
     cmd->conn = conn;
@@ -360,9 +363,10 @@ void queue_flush(CommandQueue *q)
         }
         unlink_after(q, prev, index);
         cmd->next = kNoIndex;
-        // Marks it Sent, or completes it on failure (whose done function may
-        // have changed the FIFO: start over); a patient one is back at the
-        // head, for the next connection.
+        // Marks it Sent; or, the link refusing it, puts it back at the head
+        // (the link is going away: nothing more goes now); or completes it,
+        // not formattable (whose done function may have changed the FIFO:
+        // start over).
         if (send(q, index)) {
             index = next;
             continue;

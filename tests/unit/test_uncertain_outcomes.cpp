@@ -308,3 +308,46 @@ TEST_CASE(an_acquire_after_an_uncertain_unlock_gets_a_new_unlock)
     REQUIRE(is_release(second));
     CHECK(second != first);
 }
+
+// A command whose write fails at once (the link is going away, its replies
+// being failed right now) ends from the loop's next turn, never inside the
+// call that sent it: the callback does not run inside the lock call, and a
+// waiter whose retry fails that way is not left marked as attempting with
+// its deadline timer gone (it would wait past its timeout).
+TEST_CASE(a_write_that_fails_at_once_ends_the_call_after_it_returns)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    h.link.fail_sends = true;
+    Result first;
+    CHECK_ST(acquire_start(h.c, a, 7, 60000, EDGELOCK_LEASE_WATCHDOG, record, &first, true), EDGELOCK_OK);
+    CHECK_EQ(first.calls, 0); // not from inside the call
+    h.loop.advance(0);
+    CHECK_EQ(first.calls, 1);
+    CHECK_ST(first.st, EDGELOCK_ERR_CONNECTION);
+    CHECK_EQ(h.c->waiters.used(), 0);
+    CHECK_EQ(h.c->holds.used(), 0);
+    CHECK_EQ(h.c->queue.cmds.used(), 0);
+
+    // A waiter woken by an unlock message whose retry cannot be written: it
+    // ends at its deadline all the same.
+    h.link.fail_sends = false;
+    Result second;
+    CHECK_ST(acquire_start(h.c, a, 8, 5000, EDGELOCK_LEASE_WATCHDOG, record, &second), EDGELOCK_OK);
+    h.reply(":20000\r\n"); // held elsewhere: subscribe, then wait
+    h.link.reply(&h.c->sub_conn, subscribed("redisson_lock__channel:{a}"));
+    h.reply(":20000\r\n");
+    h.link.fail_sends = true;
+    h.link.push(&h.c->sub_conn,
+                resp_array({resp_bulk("message"), resp_bulk("redisson_lock__channel:{a}"), resp_bulk("0")}));
+    h.loop.advance(0);
+    CHECK_EQ(second.calls, 0); // still waiting: Redis may come back within the wait
+    h.loop.advance(4990);
+    CHECK_EQ(second.calls, 0);
+    h.loop.advance(10);
+    CHECK_EQ(second.calls, 1);
+    CHECK_ST(second.st, EDGELOCK_ERR_CONNECTION); // its wait ended; what it last saw was the connection
+    CHECK_EQ(h.c->waiters.used(), 0);
+    CHECK_EQ(h.c->queue.cmds.used(), 0);
+}

@@ -116,7 +116,7 @@ static bool link_open(Connection *conn)
 static bool link_send(Connection *conn, const char *buf, size_t len, void *privdata, bool)
 {
     FakeLink::Conn &fc = g_link->of(conn);
-    if (!fc.open)
+    if (!fc.open || g_link->fail_sends)
         return false;
     fc.pending.push_back(FakeLink::Sent{std::string(buf, len), privdata});
     fc.log.push_back(std::string(buf, len));

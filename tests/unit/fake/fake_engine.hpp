@@ -65,7 +65,8 @@ public:
     ~FakeLink();
     static const edgelock::LinkOps ops;
 
-    bool refuse = false; // open() fails at once
+    bool refuse = false;     // open() fails at once
+    bool fail_sends = false; // send() fails on an open link (a write that failed at once)
     FakeLoop *clock = nullptr;
 
     Conn &of(edgelock::Connection *conn);
