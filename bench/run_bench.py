@@ -572,6 +572,10 @@ def main():
             flush(port)
             rec("d_cost_%d" % holds, run_json([bench, "d_cost", "--holds", str(holds), "--port", str(port)],
                                               timeout=180), rnd)
+        # An async handoff to a client with 10,000 lock calls waiting on other
+        # locks, alternated with one to a client with 10.
+        flush(port)
+        rec("d_waiters", run_json([bench, "d_waiters", "--waiters", "10000", "--port", str(port)], timeout=240), rnd)
     log("E: allocations and RSS")
     for rnd in range(1 if args.quick else 3):
         flush(port)
@@ -762,6 +766,8 @@ def main():
     if "d_cost_10" in M and "d_cost_10000" in M:
         ratios["d_cost"] = {"cpu_10000_vs_10": ratio_median(
             lambda o: o["d_cost_10000"]["client_cpu_us_per_pair"] / o["d_cost_10"]["client_cpu_us_per_pair"])}
+    if "d_waiters" in M:
+        ratios["d_waiters"] = {"p50_10000_vs_10": ratio_median(lambda o: o["d_waiters"]["p50_many_vs_few"])}
     # Redis cost per operation (pair, handoff cycle, acquisition), medians over rounds.
     redis_cost = {}
     for key, rs in runs.items():
@@ -846,6 +852,9 @@ def main():
              f is not None and f >= 0.2)
     v = ratios.get("d_cost", {}).get("cpu_10000_vs_10")
     goal("D cost (issue 13)", "client CPU per pair beside 10,000 held locks ÷ beside 10", v, "<= 1.2",
+         v is not None and v <= 1.2)
+    v = ratios.get("d_waiters", {}).get("p50_10000_vs_10")
+    goal("D waiters", "handoff p50 beside 10,000 waiting lock calls ÷ beside 10", v, "<= 1.2",
          v is not None and v <= 1.2)
 
     def ahead(mine, theirs, higher_better):
@@ -1250,6 +1259,10 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
         L.append("| D: an uncontended blocking pair (a handle per key) beside %s held locks | %s pairs/s, client CPU %s µs per pair |"
                  % ("{:,}".format(holds), fmt(dc.get("pairs_per_s")), fmt(dc.get("client_cpu_us_per_pair"))))
     L.append("| D: client CPU per pair, 10,000 held ÷ 10 held | **%s** |" % fmt(r("d_cost", "cpu_10000_vs_10")))
+    dw = M.get("d_waiters", {})
+    L.append("| D: an async handoff to a client with 10,000 / 10 lock calls waiting on other locks | p50 %s / %s µs |"
+             % (fmt(dw.get("handoff_many_p50_us")), fmt(dw.get("handoff_few_p50_us"))))
+    L.append("| D: handoff p50, 10,000 waiting ÷ 10 waiting | **%s** |" % fmt(r("d_waiters", "p50_10000_vs_10")))
     L.append("| E: heap allocations per lock+unlock, plain hiredis async floor (same commands) | %s |"
              % fmt(e.get("hiredis_floor_allocs_per_pair")))
     L.append("| E: … edgelock async API, whole process (edgelock + hiredis + libevent) | %s |"

@@ -16,6 +16,7 @@
 //   edgelock_bench c --kind reentrant|fair --api async|blocking|plain --port P
 //   edgelock_bench d          --port P   D: 10,000 holds under the watchdog
 //   edgelock_bench d_cost --holds N --port P   D: a pair's cost while N locks are held
+//   edgelock_bench d_waiters --waiters N --port P   D: a handoff while N other lock calls wait
 //   edgelock_bench e_rss --locks N --port P   E: RSS against table size
 #include <event2/event.h>
 #include <hiredis/adapters/libevent.h>
@@ -1011,6 +1012,12 @@ struct Handoff {
     Samples plain_lat;
     PlainAsyncHandoff *plain_async; // the reference of the same face
     Samples plain_async_lat;
+    // d_waiters: a second waiting client that takes every other handoff, with
+    // samples of its own: ho_start swaps it with b each time.
+    edgelock_client *b_alt = nullptr;
+    edgelock_lock lb_alt = {0};
+    Samples lat_alt;
+    bool swapped = false;
 };
 
 void ho_start(Handoff *h);
@@ -1078,21 +1085,29 @@ void ho_start(Handoff *h)
     }
     h->a_done = h->b_done = false;
     h->t0 = 0;
+    if (h->b_alt) {
+        std::swap(h->b, h->b_alt);
+        std::swap(h->lb, h->lb_alt);
+        std::swap(h->lat, h->lat_alt);
+        h->swapped = !h->swapped;
+    }
     // The plain clients' handoffs between two of ours (the loop is idle: A
     // and B hold nothing now). The handoff right after the idle probe's pause
     // comes out slower (handoff_threads), so ours and the plain async one
     // take that place in turn.
     bool ours_after_probe = h->i % 2 == 0;
-    double async_ns = ours_after_probe ? h->plain_async->once() : 0;
-    double plain_ns = h->plain->run->once();
+    double async_ns = h->plain_async && ours_after_probe ? h->plain_async->once() : 0;
+    double plain_ns = h->plain ? h->plain->run->once() : 0;
     Samples idle;
     idle_probe(h->probe, 1, 5000, &idle);
-    if (!ours_after_probe)
+    if (h->plain_async && !ours_after_probe)
         async_ns = h->plain_async->once();
     if (h->i >= h->warm) {
         h->idle.add(idle.v[0]);
-        h->plain_lat.add(plain_ns);
-        h->plain_async_lat.add(async_ns);
+        if (h->plain)
+            h->plain_lat.add(plain_ns);
+        if (h->plain_async)
+            h->plain_async_lat.add(async_ns);
     }
     check_st(edgelock_lock_async(h->a, h->la, 1, 0, kLease, ho_a_locked, h), "A lock_async");
 }
@@ -1137,6 +1152,106 @@ int cmd_b_async(const Options &o)
         .latency("plain_async_handoff", h.plain_async_lat)
         .num("p50_vs_plain_async_interleaved", h.lat.pct(50) / h.plain_async_lat.pct(50))
         .print();
+    return 0;
+}
+
+// D, waiters: B's async handoff to a client with --waiters N lock calls
+// waiting on N other locks (N channels subscribed), alternated with the same
+// handoff to a client with 10, in one loop. An unlock message has to find its
+// channel and its waiter among those: what N could add to a handoff.
+void ignore_result(edgelock_client *, edgelock_lock, edgelock_status, int64_t, void *) {}
+
+int cmd_d_waiters(const Options &o)
+{
+    int port = (int)o.get("port", 0);
+    const int many = (int)o.get("waiters", 10000), few = 10, window = 500;
+    Loop loop;
+    load_all_scripts(port);
+    // A run's own names: the locks of an earlier run outlive it by a lease.
+    std::string prefix = "bench:dwait:" + std::to_string(rand_u32()) + ":";
+    std::string url = url_of(port);
+    auto client = [&](int waiters) {
+        edgelock_config cfg;
+        edgelock_config_init(&cfg);
+        cfg.url = url.c_str();
+        cfg.max_locks = cfg.max_holds = cfg.max_waiters = cfg.max_subscriptions = (uint32_t)waiters + 64;
+        cfg.max_commands = 2 * window;
+        edgelock_client *c = nullptr;
+        check_st(edgelock_client_create(&cfg, loop.base, &c), "client_create");
+        wait_connected_async(loop, c);
+        return c;
+    };
+    edgelock_client *holder = client(many), *c_many = client(many), *c_few = client(few);
+    // The holder takes the N locks for longer than the run; each waiting
+    // client then waits on its share, a window at a time, until every call
+    // is subscribed and waiting (no command in flight for a while).
+    std::vector<edgelock_lock> held = new_locks(holder, (prefix + "bg:").c_str(), many);
+    for (int k = 0; k < many; k += window) {
+        Phase p = {0, 0};
+        for (int m = k; m < many && m < k + window; m++, p.pending++)
+            check_st(edgelock_lock_async(holder, held[(size_t)m], 1, 0, 600000, phase_done, &p),
+                     "d_waiters hold");
+        if (!loop.run_until([&] { return p.pending == 0; }, 60000) || p.errors)
+            die("d_waiters: holding failed");
+    }
+    auto wait_on = [&](edgelock_client *c, int n) {
+        std::vector<edgelock_lock> lks = new_locks(c, (prefix + "bg:").c_str(), n);
+        for (int k = 0; k < n; k += window) {
+            int upto = std::min(n, k + window);
+            for (int m = k; m < upto; m++)
+                check_st(edgelock_lock_async(c, lks[(size_t)m], 1, 600000, kLease, ignore_result, nullptr),
+                         "d_waiters wait");
+            auto settled = [&] {
+                edgelock_stats s = stats_of(c);
+                return s.waiters == (uint32_t)upto && s.subscriptions == (uint32_t)upto && s.commands == 0;
+            };
+            if (!loop.run_until(settled, 60000))
+                die("d_waiters: waits did not settle");
+        }
+        loop.run_for(300);
+        if (stats_of(c).commands != 0 || stats_of(c).waiters != (uint32_t)n)
+            die("d_waiters: waits did not settle");
+    };
+    wait_on(c_many, many);
+    wait_on(c_few, few);
+
+    Handoff h;
+    h.loop = &loop;
+    h.a = holder;
+    h.b = c_many;
+    h.b_alt = c_few;
+    std::string hot = prefix + "hot";
+    check_st(edgelock_lock_new(holder, hot.data(), hot.size(), &h.la), "lock_new");
+    check_st(edgelock_lock_new(c_many, hot.data(), hot.size(), &h.lb), "lock_new");
+    check_st(edgelock_lock_new(c_few, hot.data(), hot.size(), &h.lb_alt), "lock_new");
+    h.hold_timer = event_new(loop.base, -1, 0, ho_release, &h);
+    loop.stop_tick();
+    h.probe = connect_sync(port);
+    h.plain = nullptr;
+    h.plain_async = nullptr;
+    h.i = 0;
+    h.warm = 20;
+    h.total = h.warm + 2 * (int)o.get("handoffs", 200);
+    h.finished = false;
+    ho_start(&h);
+    if (!loop.run_until([&] { return h.finished; }, 120000))
+        die("handoffs did not finish");
+    if (h.swapped)
+        std::swap(h.lat, h.lat_alt); // lat: the client with N waiting, lat_alt: with 10
+    if (stats_of(c_many).waiters != (uint32_t)many)
+        die("d_waiters: a background wait ended");
+    event_free(h.hold_timer);
+    redisFree(h.probe);
+    edgelock_client_destroy(c_many);
+    edgelock_client_destroy(c_few);
+    edgelock_client_destroy(holder);
+    Json j;
+    j.str("scenario", "d_waiters");
+    j.integer("waiters", many);
+    j.latency("handoff_many", h.lat);
+    j.latency("handoff_few", h.lat_alt);
+    j.num("p50_many_vs_few", h.lat.pct(50) / h.lat_alt.pct(50));
+    j.print();
     return 0;
 }
 
@@ -1829,6 +1944,8 @@ int main(int argc, char **argv)
         return cmd_s_handoff(o);
     if (s == "d_cost")
         return cmd_d_cost(o);
+    if (s == "d_waiters")
+        return cmd_d_waiters(o);
     if (s == "c")
         return cmd_c(o);
     if (s == "d")

@@ -280,9 +280,11 @@ typedef struct edgelock_config {
      * max_commands (with the defaults, 1,000 concurrent try_locks got 805
      * TABLE_FULL). Check edgelock_stats.tables[].high_water and .full under
      * real load. Each slot's cost is in docs/FOOTPRINT.md; generous sizes
-     * cost memory, not time: the work an unlock message or the watchdog does
-     * grows with the most entries in use at once (high_water), not with
-     * these capacities. */
+     * cost memory, not time: an unlock message finds its channel by name and
+     * visits only the lock calls waiting on it, however many wait on other
+     * locks, and the scans the watchdog and the command timer make grow with
+     * the most entries in use at once (high_water), not with these
+     * capacities. */
     uint32_t max_locks;         /** lock handles (default 64) */
     uint32_t max_holds;         /** (lock, owner) pairs held at once (default 64) */
     uint32_t max_waiters;       /** lock calls waiting for an unlock at once (default 64) */

@@ -27,6 +27,7 @@
 #include "locks/permits.hpp"
 #include "locks/release.hpp"
 #include "locks/replicas.hpp"
+#include "locks/waiter_channels.hpp"
 #include "locks/watchdog.hpp"
 #include "redis/reply.hpp"
 #include "redisson/names.hpp"
@@ -116,6 +117,8 @@ static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value 
     void *user = w->user;
     uint64_t lock_id = w->lock_id;
     uint32_t sub_index = w->sub_index;
+    if (sub_index != kNoIndex)
+        channel_remove_waiter(c, index);
     c->waiters.release(index);
     invoke_result(c, cb, lock_id, st, value, user);
     // The channel is left at the loop's next turn (pubsub_leave_later): the
@@ -258,13 +261,19 @@ edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int
 }
 
 // Join the channel the waiter's lock announces unlocks on.
-static edgelock_status join_channel(Client *c, Waiter *w)
+static edgelock_status join_channel(Client *c, uint32_t index)
 {
+    Waiter *w = c->waiters.get(index);
     char chan[kMaxChannelLen];
     Writer wr(chan, sizeof(chan));
     write_waiter_channel(wr, c->protocol, lock_ref(c, w->lock_id), w->owner);
     EDGELOCK_ASSERT(!wr.overflow);
-    return pubsub_join(&c->pubsub, chan, wr.len, &w->sub_index);
+    edgelock_status st = pubsub_join(&c->pubsub, chan, wr.len, &w->sub_index);
+    if (st == EDGELOCK_OK)
+        channel_add_waiter(c, index);
+    else
+        w->sub_index = kNoIndex;
+    return st;
 }
 
 static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
@@ -291,9 +300,8 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
     if (ttl == 0 && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
         delay = kFairFallbackMs;
     if (w->sub_index == kNoIndex) {
-        edgelock_status st = join_channel(c, w);
+        edgelock_status st = join_channel(c, index);
         if (st != EDGELOCK_OK) {
-            w->sub_index = kNoIndex;
             finish(c, index, st);
             return;
         }
@@ -486,59 +494,6 @@ void acquire_wake(Client *c, uint32_t index)
         w->wake_pending = true;
     else
         attempt(c, index, true);
-}
-
-void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_t len)
-{
-    auto *c = static_cast<Client *>(client);
-    for (uint32_t i = 0; i < c->waiters.end(); i++) {
-        Waiter *w = c->waiters.get(i);
-        if (w && w->sub_index == sub_index) {
-            edgelock_lock_kind kind = lock_kind(c, w->lock_id);
-            if (!kind_serves(kind, KindClass::Lock)) {
-                permits_on_message(c, sub_index, kind, msg, len);
-                return;
-            }
-            break;
-        }
-    }
-    // Redisson: "0" (unlock) wakes one waiter, "1" (read unlock) and anything
-    // else wake all.
-    if (!(len == 1 && msg[0] == kUnlockMessage[0])) {
-        acquire_on_subscribed(c, sub_index);
-        return;
-    }
-    // One unlock frees the lock for one taker: wake the oldest idle waiter, or
-    // failing that mark the oldest one whose attempt is in flight.
-    uint32_t best = kNoIndex, best_busy = kNoIndex;
-    for (uint32_t i = 0; i < c->waiters.end(); i++) {
-        Waiter *w = c->waiters.get(i);
-        if (!w || w->sub_index != sub_index)
-            continue;
-        if (w->state != WaiterState::Attempting) {
-            if (best == kNoIndex || w->seq < c->waiters.get(best)->seq)
-                best = i;
-        } else if (!w->wake_pending) {
-            if (best_busy == kNoIndex || w->seq < c->waiters.get(best_busy)->seq)
-                best_busy = i;
-        }
-    }
-    if (best != kNoIndex)
-        attempt(c, best, true);
-    else if (best_busy != kNoIndex)
-        c->waiters.get(best_busy)->wake_pending = true;
-}
-
-// Subscription confirmed (first time or after a reconnect, when messages may
-// have been missed): every waiter of the channel tries again.
-void acquire_on_subscribed(void *client, uint32_t sub_index)
-{
-    auto *c = static_cast<Client *>(client);
-    for (uint32_t i = 0; i < c->waiters.end() && !c->closing; i++) {
-        Waiter *w = c->waiters.get(i);
-        if (w && w->sub_index == sub_index)
-            acquire_wake(c, i);
-    }
 }
 
 void acquire_retry_all(Client *c)

@@ -30,6 +30,10 @@ struct Waiter {
     void *user;
     uint32_t hold_index;
     uint32_t sub_index; // kNoIndex until subscribed
+    // Its subscription's list (waiter_channels.hpp) from the join to the end
+    // of the call; kNoIndex at either end.
+    uint32_t next_on_channel, prev_on_channel;
+    bool wake_due; // channel_wake_all(): marked to wake, not yet woken
     WaiterState state;
     bool wake_pending; // an unlock message arrived while an attempt was in flight
     bool starved;      // a retry found the command table full; retried when a slot frees
@@ -73,11 +77,9 @@ void acquire_cancel(Client *c, uint64_t owner);
 void acquire_abandon_fair_all(Client *c); // at shutdown: fair waiters leave their queues
 
 // Hooks, with the Client as ctx.
-void acquire_on_command_slot_free(Client *c);
+void acquire_on_command_slot_free(Client *c); // a command slot is free: retry one starved waiter
 // Wake the waiter at index: it attempts now, or again when its attempt in
-// flight answers (permits.cpp wakes semaphore waiters through it).
-void acquire_wake(Client *c, uint32_t index); // a command slot is free: retry one starved waiter
-void acquire_on_subscribed(void *client, uint32_t sub_index); // PubSubHooks::subscribed
-void acquire_on_message(void *client, uint32_t sub_index, const char *msg, size_t len); // ::message
+// flight answers (waiter_channels.cpp and permits.cpp wake waiters through it).
+void acquire_wake(Client *c, uint32_t index);
 
 } // namespace edgelock

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "locks/calls.hpp"
+#include "locks/waiter_channels.hpp"
 #include "locks/wire.hpp"
 #include "base/resp.hpp"
 #include "redis/tls.hpp"
@@ -150,6 +151,8 @@ static void free_memory(Client *c)
     edgelock_port_free(c->hold_buckets);
     free_table(c->waiters);
     free_table(c->pubsub.subs);
+    edgelock_port_free(c->pubsub.buckets);
+    edgelock_port_free(c->channel_waiters);
     free_table(c->queue.cmds);
     edgelock_port_free(c->lock_names);
     edgelock_port_free(c->pubsub.names);
@@ -310,6 +313,12 @@ static bool build(Client *c, const LinkOps *link)
         c->hold_buckets[i] = kNoIndex;
     auto *waiter_slots = alloc_slots<Waiter>(c, cfg.max_waiters);
     auto *sub_slots = alloc_slots<Subscription>(c, cfg.max_subscriptions);
+    auto *sub_buckets =
+        static_cast<uint32_t *>(client_alloc(c, (uint64_t)cfg.max_subscriptions * sizeof(uint32_t)));
+    c->channel_waiters =
+        static_cast<uint32_t *>(client_alloc(c, (uint64_t)cfg.max_subscriptions * sizeof(uint32_t)));
+    for (uint32_t i = 0; c->channel_waiters && i < cfg.max_subscriptions; i++)
+        c->channel_waiters[i] = kNoIndex;
     auto *cmd_slots = alloc_slots<Command>(c, cfg.max_commands);
     c->lock_names = static_cast<char *>(client_alloc(c, (uint64_t)cfg.max_locks * cfg.max_name_len));
     auto *chan_names = static_cast<char *>(client_alloc(c, (uint64_t)cfg.max_subscriptions * chan_cap));
@@ -327,10 +336,11 @@ static bool build(Client *c, const LinkOps *link)
         c->pubsub.subs.init(sub_slots, cfg.max_subscriptions);
     if (cmd_slots)
         c->queue.cmds.init(cmd_slots, cfg.max_commands);
+    c->pubsub.buckets = sub_buckets;
     c->pubsub.names = chan_names;
     c->queue.buf = buf;
-    if (!lock_slots || !hold_slots || !c->hold_buckets || !waiter_slots || !sub_slots || !cmd_slots ||
-        !c->lock_names || !chan_names || !buf || !c->waiter_timers)
+    if (!lock_slots || !hold_slots || !c->hold_buckets || !waiter_slots || !sub_slots || !sub_buckets ||
+        !c->channel_waiters || !cmd_slots || !c->lock_names || !chan_names || !buf || !c->waiter_timers)
         return false;
 
     // Replies go straight to their consumer: commands to the queue, channel
@@ -341,7 +351,7 @@ static bool build(Client *c, const LinkOps *link)
                                  &c->pubsub, nullptr};
     const QueueHooks queue_hooks = {c, wire_format, wire_reload, nullptr, nullptr, nullptr};
     c->on_command_slot_free = acquire_on_command_slot_free;
-    const PubSubHooks pubsub_hooks = {c,      acquire_on_subscribed, acquire_on_message, nullptr, nullptr,
+    const PubSubHooks pubsub_hooks = {c,      channel_on_subscribed, channel_on_message, nullptr, nullptr,
                                       nullptr};
     ConnConfig cc = {"command",
                      &c->url,
@@ -373,7 +383,7 @@ static bool build(Client *c, const LinkOps *link)
     ok = queue_init(&c->queue, cmd_slots, cfg.max_commands, buf, buf_len, &c->cmd_conn, &c->loop,
                     cfg.command_timeout_ms, queue_hooks) &&
          ok;
-    pubsub_init(&c->pubsub, sub_slots, cfg.max_subscriptions, chan_names, chan_cap, &c->sub_conn,
+    pubsub_init(&c->pubsub, sub_slots, cfg.max_subscriptions, sub_buckets, chan_names, chan_cap, &c->sub_conn,
                 pubsub_hooks);
     if (c->url.cluster)
         ok = build_cluster(c, link, cc_command) && ok;

@@ -52,6 +52,9 @@ struct Client {
     uint32_t *hold_buckets; // max_holds chain heads of the hold index (holds.hpp)
     FixedTable<Waiter> waiters;
     WaiterTimer *waiter_timers;
+    // max_subscriptions list heads: the waiters of each subscription, by its
+    // index (waiter_channels.hpp).
+    uint32_t *channel_waiters;
     Timer leave_timer; // acquire.cpp: the channels finished waiters left, at the loop's next turn
     uint64_t waiter_seq;
     uint32_t starved_waiters;                // waiters whose retry found the command table full

@@ -13,6 +13,7 @@
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
 #include "locks/acquire.hpp"
+#include "locks/waiter_channels.hpp"
 #include "locks/holds.hpp"
 #include "redisson/names.hpp"
 #include "redis/reply.hpp"
@@ -311,28 +312,27 @@ void permits_on_message(Client *c, uint32_t sub_index, edgelock_lock_kind kind, 
     int64_t freed = 0;
     if (kind == EDGELOCK_LATCH) {
         if (len == 1 && msg[0] == kLatchOpenMessage[0])
-            acquire_on_subscribed(c, sub_index);
+            channel_wake_all(c, sub_index);
         return;
     }
     if (!parse_decimal(msg, len, &freed) || freed <= 0)
         return;
     int64_t listening = 0;
-    for (uint32_t i = 0; i < c->waiters.end(); i++) {
-        Waiter *w = c->waiters.get(i);
-        listening += w && w->sub_index == sub_index;
-    }
+    for (uint32_t i = c->channel_waiters[sub_index]; i != kNoIndex; i = c->waiters.get(i)->next_on_channel)
+        listening++;
     if (freed >= listening) { // enough for everyone (a large set or add): one pass
-        acquire_on_subscribed(c, sub_index);
+        channel_wake_all(c, sub_index);
         return;
     }
     // Oldest first: idle waiters try now, one with an attempt in flight
     // tries again when it answers; each at most once per message.
     uint64_t after = 0; // arrival order of the last one woken
     for (int64_t k = 0; k < freed; k++) {
-        uint32_t best = kNoIndex;
-        for (uint32_t i = 0; i < c->waiters.end(); i++) {
+        uint32_t best = kNoIndex; // a fresh walk each time: a wake may end waiters at once
+        for (uint32_t i = c->channel_waiters[sub_index]; i != kNoIndex;
+             i = c->waiters.get(i)->next_on_channel) {
             Waiter *w = c->waiters.get(i);
-            if (!w || w->sub_index != sub_index || w->seq <= after || w->wake_pending)
+            if (w->seq <= after || w->wake_pending)
                 continue;
             if (best == kNoIndex || w->seq < c->waiters.get(best)->seq)
                 best = i;

@@ -37,7 +37,7 @@ struct LockEntry;
 edgelock_status permits_check_take(Client *c, const LockEntry *le, uint64_t lock_id, uint64_t owner,
                                    uint32_t permits, int64_t lease_ms);
 
-// A message on a semaphore's or latch's channel (acquire_on_message hands
+// A message on a semaphore's or latch's channel (channel_on_message hands
 // it over): the permits it frees wake as many waiters; a latch's 0 all.
 void permits_on_message(Client *c, uint32_t sub_index, edgelock_lock_kind kind, const char *msg, size_t len);
 

@@ -21,17 +21,60 @@ static char *name_of(PubSub *ps, uint32_t index)
     return ps->names + (size_t)index * ps->name_cap;
 }
 
-void pubsub_init(PubSub *ps, FixedTable<Subscription>::Slot *storage, uint32_t capacity, char *names,
-                 uint32_t name_cap, Connection *conn, const PubSubHooks &hooks)
+// FNV-1a: channel names of one lock family share a long prefix and differ
+// at the end, which every byte's step spreads over all 32 bits.
+static uint32_t hash_of(const char *channel, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)channel[i]) * 16777619u;
+    return h;
+}
+
+static uint32_t *bucket_of(PubSub *ps, uint32_t hash)
+{
+    return &ps->buckets[hash % ps->subs.capacity()];
+}
+
+void pubsub_init(PubSub *ps, FixedTable<Subscription>::Slot *storage, uint32_t capacity, uint32_t *buckets,
+                 char *names, uint32_t name_cap, Connection *conn, const PubSubHooks &hooks)
 {
     EDGELOCK_ASSERT(name_cap <= kMaxChannelLen);
     ps->subs.init(storage, capacity);
+    ps->buckets = buckets;
+    for (uint32_t i = 0; i < capacity; i++)
+        buckets[i] = kNoSub;
     ps->names = names;
     ps->name_cap = name_cap;
     ps->conn = conn;
     ps->hooks = hooks;
     ps->due_head = kNoSub;
     ps->closed = false;
+}
+
+uint32_t pubsub_find(PubSub *ps, const char *channel, size_t len)
+{
+    if (ps->subs.capacity() == 0)
+        return kNoSub;
+    uint32_t hash = hash_of(channel, len);
+    for (uint32_t i = *bucket_of(ps, hash); i != kNoSub;) {
+        Subscription *s = ps->subs.get(i);
+        if (s->hash == hash && s->len == len && memcmp(name_of(ps, i), channel, len) == 0)
+            return i;
+        i = s->next_in_bucket;
+    }
+    return kNoSub;
+}
+
+// Out of its chain and the table.
+static void release(PubSub *ps, uint32_t index)
+{
+    Subscription *s = ps->subs.get(index);
+    uint32_t *link = bucket_of(ps, s->hash);
+    while (*link != index)
+        link = &ps->subs.get(*link)->next_in_bucket;
+    *link = s->next_in_bucket;
+    ps->subs.release(index);
 }
 
 // Sharded channels have their own verbs and replies: "ssubscribe",
@@ -83,22 +126,24 @@ static void subscribe(PubSub *ps, uint32_t index)
 edgelock_status pubsub_join(PubSub *ps, const char *channel, size_t len, uint32_t *index)
 {
     EDGELOCK_ASSERT(len <= ps->name_cap);
-    for (uint32_t i = 0; i < ps->subs.end(); i++) {
+    uint32_t i = pubsub_find(ps, channel, len);
+    if (i != kNoSub) {
         Subscription *s = ps->subs.get(i);
-        if (s && s->len == len && memcmp(name_of(ps, i), channel, len) == 0) {
-            s->refs++;
-            if (s->state == SubState::Down)
-                subscribe(ps, i);
-            *index = i;
-            return EDGELOCK_OK;
-        }
+        s->refs++;
+        if (s->state == SubState::Down)
+            subscribe(ps, i);
+        *index = i;
+        return EDGELOCK_OK;
     }
-    uint32_t i;
     Subscription *s = ps->subs.alloc(&i);
     if (!s)
         return EDGELOCK_ERR_TABLE_FULL;
     memcpy(name_of(ps, i), channel, len);
     s->len = (uint32_t)len;
+    s->hash = hash_of(channel, len);
+    uint32_t *bucket = bucket_of(ps, s->hash);
+    s->next_in_bucket = *bucket;
+    *bucket = i;
     s->refs = 1;
     s->leaves_due = 0;
     s->next_due = kNoSub;
@@ -119,9 +164,9 @@ void pubsub_leave(PubSub *ps, uint32_t index)
         if (conn_ready(s->conn) && send_sub(ps, index, verb_of(ps, false)))
             s->state = SubState::Unsubscribing;
         else
-            ps->subs.release(index);
+            release(ps, index);
         break;
-    case SubState::Down: ps->subs.release(index); break;
+    case SubState::Down: release(ps, index); break;
     case SubState::Subscribing: // unsubscribed when the confirmation arrives
     case SubState::Unsubscribing: break;
     }
@@ -171,15 +216,8 @@ void pubsub_on_reply(void *arg, redisReply *reply, void *)
     redisReply *chan = reply->element[1];
     if (chan->type != REDIS_REPLY_STRING)
         return;
-    uint32_t index = kNoIndex;
-    for (uint32_t i = 0; i < ps->subs.end(); i++) {
-        Subscription *s = ps->subs.get(i);
-        if (s && s->len == chan->len && memcmp(name_of(ps, i), chan->str, chan->len) == 0) {
-            index = i;
-            break;
-        }
-    }
-    if (index == kNoIndex)
+    uint32_t index = pubsub_find(ps, chan->str, chan->len);
+    if (index == kNoSub)
         return;
     Subscription *s = ps->subs.get(index);
     redisReply *kind = reply->element[0];
@@ -208,7 +246,7 @@ void pubsub_on_reply(void *arg, redisReply *reply, void *)
         if (s->refs > 0)
             subscribe(ps, index);
         else
-            ps->subs.release(index);
+            release(ps, index);
     } else if (kind_is(kind, "message") && s->state == SubState::Subscribed) {
         redisReply *msg = reply->element[2];
         if (msg->type == REDIS_REPLY_STRING)
@@ -244,7 +282,7 @@ void pubsub_conn_down(PubSub *ps, Connection *conn)
         if (!s || (conn && s->conn != conn))
             continue;
         if (s->refs == 0)
-            ps->subs.release(i);
+            release(ps, i);
         else {
             s->state = SubState::Down;
             s->conn = nullptr;

@@ -24,12 +24,14 @@ constexpr size_t kMaxChannelLen = 4096 + 256;
 enum class SubState : uint8_t { Down, Subscribing, Subscribed, Unsubscribing };
 
 struct Subscription {
-    uint32_t refs;       // joins not yet left (leaves due included)
-    uint32_t len;        // channel name bytes (in the name arena)
-    Connection *conn;    // where it is (being) subscribed; null when down
-    uint32_t leaves_due; // pubsub_leave_later() calls not yet flushed
-    uint32_t next_due;   // the due list (PubSub::due_head), kNoSub at its end
-    uint16_t slot;       // cluster: the channel's slot
+    uint32_t refs;           // joins not yet left (leaves due included)
+    uint32_t len;            // channel name bytes (in the name arena)
+    Connection *conn;        // where it is (being) subscribed; null when down
+    uint32_t leaves_due;     // pubsub_leave_later() calls not yet flushed
+    uint32_t next_due;       // the due list (PubSub::due_head), kNoSub at its end
+    uint32_t hash;           // of the channel name: its chain in PubSub::buckets
+    uint32_t next_in_bucket; // that chain, kNoSub at its end
+    uint16_t slot;           // cluster: the channel's slot
     SubState state;
 };
 
@@ -50,6 +52,10 @@ struct PubSubHooks {
 
 struct PubSub {
     FixedTable<Subscription> subs;
+    // Subscriptions are found by channel name through capacity chains (a
+    // join, and every message and confirmation), so that a lookup costs the
+    // same with 2 or 2,000 channels subscribed.
+    uint32_t *buckets;
     char *names; // capacity * name_cap bytes
     uint32_t name_cap;
     Connection *conn; // null with a route hook
@@ -59,8 +65,12 @@ struct PubSub {
     bool closed;
 };
 
-void pubsub_init(PubSub *ps, FixedTable<Subscription>::Slot *storage, uint32_t capacity, char *names,
-                 uint32_t name_cap, Connection *conn, const PubSubHooks &hooks);
+// buckets: capacity chain heads, names: capacity * name_cap bytes; both owned
+// by the caller.
+void pubsub_init(PubSub *ps, FixedTable<Subscription>::Slot *storage, uint32_t capacity, uint32_t *buckets,
+                 char *names, uint32_t name_cap, Connection *conn, const PubSubHooks &hooks);
+// The subscription of a channel, or kNoSub.
+uint32_t pubsub_find(PubSub *ps, const char *channel, size_t len);
 // Join the channel (subscribing when first joined). TABLE_FULL when no slot.
 edgelock_status pubsub_join(PubSub *ps, const char *channel, size_t len, uint32_t *index);
 void pubsub_leave(PubSub *ps, uint32_t index);

@@ -68,7 +68,8 @@ static uint64_t per_waiter()
 }
 static uint64_t per_subscription(uint32_t name_len)
 {
-    return sizeof(FixedTable<Subscription>::Slot) + channel_len(name_len);
+    // and its chain head in the name index, and the head of its waiters' list
+    return sizeof(FixedTable<Subscription>::Slot) + channel_len(name_len) + 2 * sizeof(uint32_t);
 }
 static uint64_t per_command()
 {
@@ -256,7 +257,7 @@ TEST_CASE(print_the_figures)
     printf("footprint: per waiter        %llu bytes (slot %llu + timer %llu + struct event %llu)\n",
            (unsigned long long)per_waiter(), (unsigned long long)sizeof(FixedTable<Waiter>::Slot),
            (unsigned long long)sizeof(WaiterTimer), (unsigned long long)event_bytes());
-    printf("footprint: per subscription  %llu bytes (slot %llu + channel %llu)\n",
+    printf("footprint: per subscription  %llu bytes (slot %llu + channel %llu + 2 list heads)\n",
            (unsigned long long)per_subscription(cfg.max_name_len),
            (unsigned long long)sizeof(FixedTable<Subscription>::Slot),
            (unsigned long long)channel_len(cfg.max_name_len));

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The waiters of each channel: a waiter is on its subscription's list
+// (Client::channel_waiters, by subscription index) from its join to the end
+// of its lock call, so that a message or a confirmed subscription visits the
+// waiters of that channel only, however many wait on others.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace edgelock
+{
+
+struct Client;
+
+// The waiter at index has just joined its subscription (its sub_index set).
+void channel_add_waiter(Client *c, uint32_t index);
+// The waiter at index is ending (before its slot is released).
+void channel_remove_waiter(Client *c, uint32_t index);
+// Every waiter on the channel tries again (messages may have been missed,
+// or the message frees the lock for all).
+void channel_wake_all(Client *c, uint32_t sub_index);
+
+// PubSubHooks, with the Client as ctx.
+void channel_on_subscribed(void *client, uint32_t sub_index); // first time or after a reconnect
+void channel_on_message(void *client, uint32_t sub_index, const char *msg, size_t len);
+
+} // namespace edgelock
