@@ -84,14 +84,6 @@ bool confirm_oldest(Harness &h)
     return true;
 }
 
-void wide(edgelock_config *cfg)
-{
-    cfg->max_locks = 2000;
-    cfg->max_holds = 2000;
-    cfg->max_waiters = 2000;
-    cfg->max_subscriptions = 2000;
-}
-
 } // namespace
 
 // 2,000 waiters, each on a lock of its own: a message on a channel wakes the
@@ -100,7 +92,9 @@ TEST_CASE(each_of_two_thousand_channels_wakes_its_own_waiter)
 {
     const uint32_t n = 2000;
     std::vector<Result> r(n); // outlives the client: its shutdown answers calls still waiting
-    Harness h(wide);
+    Harness h([](edgelock_config *cfg) {
+        cfg->max_locks = cfg->max_holds = cfg->max_waiters = cfg->max_subscriptions = 2000;
+    });
     REQUIRE(h.c);
     for (uint32_t i = 0; i < n; i++) {
         edgelock_lock lk = h.lock(("k" + std::to_string(i)).c_str());
