@@ -105,9 +105,9 @@ public:
     // at capacity(). It is high_water(): released slots are reused last in,
     // first out, so a slot never used before is handed out only when every
     // slot below it is in use. A table sized for thousands but using a few
-    // scans a few (a pub/sub message scans the subscription and waiter
-    // tables on every handoff). Read it in the loop's condition: a slot
-    // handed out during the scan may raise it.
+    // scans a few (the command timer scans the commands, the watchdog the
+    // holds). Read it in the loop's condition: a slot handed out during the
+    // scan may raise it.
     uint32_t end() const { return high_; }
     uint64_t full_count() const { return full_count_; } // allocations refused: table full
 

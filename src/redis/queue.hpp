@@ -104,8 +104,11 @@ Command *queue_get(CommandQueue *q, uint64_t id);
 // takes (work that must reach Redis, like an undo); once sent, it has the
 // usual timeout for its reply.
 void queue_set_patient(CommandQueue *q, uint64_t id);
-void queue_submit(CommandQueue *q, uint64_t id); // send now when connected, else queue
-void queue_flush(CommandQueue *q);               // send what waits (the connection is ready)
+// Send now when connected, else queue. The command does not complete inside
+// this call (a write the link refuses completes it from the timer, at the
+// loop's next turn) unless it cannot be formatted at all.
+void queue_submit(CommandQueue *q, uint64_t id);
+void queue_flush(CommandQueue *q); // send what waits (the connection is ready)
 void queue_fail_all(CommandQueue *q, edgelock_status st);
 // The connection's reply hook (ConnHooks::reply), with the queue as ctx.
 void queue_on_reply(void *queue, struct redisReply *reply, void *privdata);
