@@ -78,8 +78,9 @@ void wait_connected_blocking(edgelock_client *c)
 }
 
 // max_holds: 0 for as many as max_locks.
+// subscriptions: 0 for the library's default.
 edgelock_client *new_client(int port, struct event_base *base, uint32_t locks, uint32_t commands = 128,
-                            uint32_t holds = 0)
+                            uint32_t holds = 0, uint32_t subscriptions = 0)
 {
     edgelock_config cfg;
     edgelock_config_init(&cfg);
@@ -89,6 +90,8 @@ edgelock_client *new_client(int port, struct event_base *base, uint32_t locks, u
     cfg.max_holds = holds ? holds : locks;
     cfg.max_waiters = locks < 64 ? 64 : locks;
     cfg.max_commands = commands;
+    if (subscriptions)
+        cfg.max_subscriptions = subscriptions;
     edgelock_client *c = nullptr;
     check_st(edgelock_client_create(&cfg, base, &c), "client_create");
     return c;
@@ -1169,15 +1172,9 @@ int cmd_d_waiters(const Options &o)
     load_all_scripts(port);
     // A run's own names: the locks of an earlier run outlive it by a lease.
     std::string prefix = "bench:dwait:" + std::to_string(rand_u32()) + ":";
-    std::string url = url_of(port);
     auto client = [&](int waiters) {
-        edgelock_config cfg;
-        edgelock_config_init(&cfg);
-        cfg.url = url.c_str();
-        cfg.max_locks = cfg.max_holds = cfg.max_waiters = cfg.max_subscriptions = (uint32_t)waiters + 64;
-        cfg.max_commands = 2 * window;
-        edgelock_client *c = nullptr;
-        check_st(edgelock_client_create(&cfg, loop.base, &c), "client_create");
+        uint32_t cap = (uint32_t)waiters + 64; // locks, holds, waiters and subscriptions
+        edgelock_client *c = new_client(port, loop.base, cap, 2 * window, 0, cap);
         wait_connected_async(loop, c);
         return c;
     };
