@@ -285,8 +285,13 @@ typedef struct edgelock_config {
      * locks, and the scans the watchdog and the command timer make grow with
      * the most entries in use at once (high_water), not with these
      * capacities. */
-    uint32_t max_locks;         /** lock handles (default 64) */
-    uint32_t max_holds;         /** (lock, owner) pairs held at once (default 64) */
+    uint32_t max_locks; /** lock handles (default 64) */
+    /** (lock, owner) pairs held at once (default 64). A pair whose fixed
+     *  lease ran out without an unlock keeps its slot until the watchdog's
+     *  next tick (a third of watchdog_lease_ms; after an unlock of unknown
+     *  outcome, until that unlock's latch has expired too), or gives it up at
+     *  once to a lock call that finds the table full. */
+    uint32_t max_holds;
     uint32_t max_waiters;       /** lock calls waiting for an unlock at once (default 64) */
     uint32_t max_subscriptions; /** distinct lock channels waited on at once (default 32) */
     uint32_t max_commands;      /** Redis commands queued or in flight at once (default 128) */
@@ -793,7 +798,8 @@ EDGELOCK_API edgelock_status edgelock_scan_locks_async(edgelock_client *client, 
  *   channel's messages, and for the expirable kind also until the earliest
  *   permit deadline Redis names (expiry publishes nothing), never polling.
  *   Results as edgelock_lock_async, plus BUSY (expirable: this owner already
- *   holds permits through the handle, or has a call in flight on it).
+ *   holds permits through the handle whose lease has not run out, or has a
+ *   call in flight on it).
  *   A permit taken is a hold: it counts in max_holds, edgelock_lock_valid()
  *   and edgelock_cancel() work on it, and the wait counts in max_waiters and
  *   max_subscriptions.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Holds (holds.hpp). A hold slot lives while it is held, while calls for its
-// pair are in flight, while it sits in a renewal batch, or as a loss marker.
+// pair are in flight, while it sits in a renewal batch, or as a loss marker;
+// a fixed lease's until the lease has ended by our clock (hold_lapsed).
 #include "locks/holds.hpp"
 #include "base/log.hpp"
 
@@ -50,11 +51,42 @@ void hold_free(Client *c, uint32_t index)
     c->holds.release(index);
 }
 
+bool hold_lapsed(const Client *c, const Hold *h, uint64_t now)
+{
+    if (h->count == 0 || h->watchdog || h->lost || h->pending > 0 || h->renewing)
+        return false;
+    // The lease is over by our clock (expires_ms counts from the attempt's
+    // send time: no later than Redis's end of it): lock_valid says NOT_OWNER
+    // already, and an unlock or extend asks Redis with or without this
+    // record (an extend in flight pins it). After an unlock of unknown
+    // outcome the record stays until the latch that could answer its retry
+    // is gone (release.cpp): that unlock could only set it while Redis still
+    // had the hold, which it had a command timeout past expires_ms at the
+    // latest (an acquire's reply comes within one, or it is undone).
+    uint64_t end = h->expires_ms;
+    if (h->unlock_uncertain)
+        end = add_ms(end, (uint64_t)c->cfg.command_timeout_ms + c->cfg.unlock_latch_ttl_ms);
+    return now >= end;
+}
+
+// A full table: free the lapsed holds (an O(holds in use) scan, only then).
+static void free_lapsed(Client *c)
+{
+    const uint64_t now = loop_now(&c->loop);
+    for (uint32_t i = 0; i < c->holds.end(); i++) {
+        Hold *h = c->holds.get(i);
+        if (h && hold_lapsed(c, h, now))
+            hold_free(c, i);
+    }
+}
+
 Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
 {
     Hold *h = hold_find(c, lock_id, owner, index);
     if (h) {
-        if (h->lost) { // a fresh acquisition supersedes the loss marker
+        // A fresh acquisition supersedes a loss marker or a lease that ran
+        // out: it is not one more re-entry of those.
+        if (h->lost || hold_lapsed(c, h, loop_now(&c->loop))) {
             h->lost = false;
             h->count = 0;
             h->watchdog = false;
@@ -62,6 +94,8 @@ Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
         h->pending++;
         return h;
     }
+    if (c->holds.full())
+        free_lapsed(c); // before the allocation: a refusal counts (table full_count) only if it stays full
     h = c->holds.alloc(index);
     if (!h)
         return nullptr;
@@ -118,7 +152,7 @@ bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, 
                  uint32_t permits)
 {
     Hold *h = c->holds.get(index);
-    bool watchdog = false;
+    bool tick = false;
     if (acquired_it) {
         if (h->lost) {
             // Loss was seen before this acquire ran (its reply came later on
@@ -135,10 +169,10 @@ bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, 
         // unlock latch ("released") and release nothing of this hold.
         h->unlock_uncertain = false;
         acquired(h, lease_ms, sent_ms, permits);
-        watchdog = h->watchdog;
+        tick = true; // renewed, or freed once lapsed
     }
     hold_unpin(c, index);
-    return watchdog;
+    return tick;
 }
 
 // The local calls' first answer about owner's hold: OK with it in *out, or

@@ -49,8 +49,16 @@ void hold_free(Client *c, uint32_t index);            // out of the index and th
 void hold_unpin(Client *c, uint32_t index);           // pending--, free when idle
 void hold_release_if_idle(Client *c, uint32_t index); // free when nothing refers to it
 bool hold_active(const Hold *h, uint64_t now);
+// A fixed lease that has ended by our clock, with no call on its pair in
+// flight: its slot is only a record of the past, so it is freed by the
+// watchdog's next tick, or at once when the table is full (hold_reserve), and
+// the owner's next lock call starts a fresh hold. Without that, owners that
+// let their leases run out (a thread gone, a request id never reused) would
+// fill the table for good.
+bool hold_lapsed(const Client *c, const Hold *h, uint64_t now);
 // A lock call on the pair is over: acquired (by an attempt sent at sent_ms,
-// with lease_ms) or not. Unpins it. True when the watchdog must run.
+// with lease_ms) or not. Unpins it. True when the watchdog's tick must run
+// (it renews watchdog holds and frees lapsed fixed ones).
 // permits: how many a semaphore call took (the count goes up by that).
 bool hold_settle(Client *c, uint32_t index, bool acquired, int64_t lease_ms, uint64_t sent_ms,
                  uint32_t permits = 1);

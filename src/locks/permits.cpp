@@ -297,8 +297,11 @@ edgelock_status permits_check_take(Client *c, const LockEntry *le, uint64_t lock
     case EDGELOCK_PERMIT_SEMAPHORE: {
         if (permits == 0 || permits > kMaxPermitsPerCall)
             return EDGELOCK_ERR_INVALID_ARG;
+        // One take at a time per owner (its permits share one id base), but
+        // permits whose lease ran out are not a take (hold_reserve).
         Hold *h = hold_find(c, lock_id, owner, nullptr);
-        return h && (h->count > 0 || h->pending > 0) ? EDGELOCK_ERR_BUSY : EDGELOCK_OK;
+        bool taken = h && (h->count > 0 || h->pending > 0) && !hold_lapsed(c, h, loop_now(&c->loop));
+        return taken ? EDGELOCK_ERR_BUSY : EDGELOCK_OK;
     }
     default: return permits == 1 ? EDGELOCK_OK : EDGELOCK_ERR_INVALID_ARG;
     }

@@ -71,6 +71,9 @@ static void extend_done(Client *c, const LockCall *call, uint64_t, uint64_t sent
             }
         }
     }
+    uint32_t hi;
+    if (call->pins_hold && hold_find(c, call->lock_id, call->owner, &hi))
+        hold_unpin(c, hi);
     invoke_result(c, call->cb, call->lock_id, st, value, call->user);
 }
 
@@ -87,7 +90,18 @@ edgelock_status extend_start(Client *c, edgelock_lock lock, uint64_t owner, int6
     call.lease_ms = lease_ms;
     call.cb = cb;
     call.user = user;
-    return call_start(c, call) ? EDGELOCK_OK : EDGELOCK_ERR_TABLE_FULL;
+    // Pinned while in flight: a lease that ends meanwhile by our clock keeps
+    // its record (hold_lapsed) for the answer to extend.
+    uint32_t hi;
+    Hold *h = hold_find(c, lock.id, owner, &hi);
+    call.pins_hold = h != nullptr;
+    if (h)
+        h->pending++;
+    if (call_start(c, call))
+        return EDGELOCK_OK;
+    if (h)
+        hold_unpin(c, hi);
+    return EDGELOCK_ERR_TABLE_FULL;
 }
 
 } // namespace edgelock

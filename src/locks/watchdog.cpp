@@ -3,7 +3,8 @@
 // gone, or when no renewal has been confirmed for a whole lease (the connection
 // is down): the lease Redis enforces started no earlier than the send time we
 // keep, so declaring it lost at confirmed_ms + lease is never later than the
-// key's real expiry (fail closed).
+// key's real expiry (fail closed). The tick also frees the records of fixed
+// leases that have ended (hold_lapsed).
 #include "locks/watchdog.hpp"
 
 #include <hiredis/hiredis.h>
@@ -175,8 +176,16 @@ static void tick(void *arg, Timer *)
     uint32_t next_out = 0; // the open batch to submit when none is free
     for (uint32_t i = 0; i < c->holds.end() && !c->closing; i++) {
         Hold *h = c->holds.get(i);
-        if (!h || !hold_renewable(h))
+        if (!h)
             continue;
+        if (!hold_renewable(h)) {
+            // A fixed lease: its record goes once the lease has ended.
+            if (hold_lapsed(c, h, now))
+                hold_free(c, i);
+            else if (h->count > 0 && !h->lost)
+                any = true; // to look again
+            continue;
+        }
         if (now - h->confirmed_ms >= lease) {
             hold_mark_lost(c, i);
             continue;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The watchdog: renews the holds taken without a lease, in batches of up to
 // kRenewBatch locks per script call, and declares a hold lost when Redis says
-// its field is gone or when no renewal was confirmed for a whole lease.
+// its field is gone or when no renewal was confirmed for a whole lease. While
+// fixed leases are held it ticks too, to free their records once they end.
 #pragma once
 
 #include <stdint.h>
@@ -23,7 +24,7 @@ struct Watchdog {
 
 bool watchdog_init(Client *c);
 void watchdog_fini(Client *c);
-void watchdog_arm(Client *c);  // a watchdog hold exists: make sure a tick is due
+void watchdog_arm(Client *c);  // a hold exists: make sure a tick is due
 void watchdog_kick(Client *c); // the connection is back: check the holds now
 void watchdog_stop(Client *c);
 
