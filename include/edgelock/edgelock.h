@@ -166,7 +166,9 @@ EDGELOCK_API const char *edgelock_status_str(edgelock_status s);
  * renewal found the hash field gone (expired, deleted, Redis restarted) or the
  * connection stayed down for a whole lease. `owner` is the owner id that held it
  * (the thread id for blocking holders). The hold is gone from the client; a
- * later unlock by that owner returns EDGELOCK_ERR_LOST.
+ * later unlock by that owner returns EDGELOCK_ERR_LOST (the client keeps a
+ * marker for that in the hold's slot, which a lock call that finds the hold
+ * table full may take, oldest loss first: that unlock is then NOT_OWNER).
  */
 typedef void (*edgelock_lock_lost_fn)(edgelock_client *client, edgelock_lock lock, uint64_t owner,
                                       void *user);
@@ -290,7 +292,10 @@ typedef struct edgelock_config {
      *  lease ran out without an unlock keeps its slot until the watchdog's
      *  next tick (a third of watchdog_lease_ms; after an unlock of unknown
      *  outcome, until that unlock's latch has expired too), or gives it up at
-     *  once to a lock call that finds the table full. */
+     *  once to a lock call that finds the table full; a pair the watchdog
+     *  found lost keeps it as a marker until its owner's next call
+     *  (on_lock_lost), or gives it up to such a call when no lease has run
+     *  out. */
     uint32_t max_holds;
     uint32_t max_waiters;       /** lock calls waiting for an unlock at once (default 64) */
     uint32_t max_subscriptions; /** distinct lock channels waited on at once (default 32) */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Holds (holds.hpp). A hold slot lives while it is held, while calls for its
-// pair are in flight, while it sits in a renewal batch, or as a loss marker;
-// a fixed lease's until the lease has ended by our clock (hold_lapsed).
+// pair are in flight, while it sits in a renewal batch, or as a loss marker
+// (until its owner's next call, or a full table needs it: make_room); a fixed
+// lease's until the lease has ended by our clock (hold_lapsed).
 #include "locks/holds.hpp"
 #include "base/log.hpp"
 
@@ -69,15 +70,28 @@ bool hold_lapsed(const Client *c, const Hold *h, uint64_t now)
     return now >= end;
 }
 
-// A full table: free the lapsed holds (an O(holds in use) scan, only then).
-static void free_lapsed(Client *c)
+// A full table: make room from what is only a record of the past. Every
+// lapsed fixed lease; if that freed nothing, the oldest loss marker: its loss
+// was told through on_lock_lost, and its owner's unlock then answers
+// NOT_OWNER instead of LOST, which calls for the same. Without that, owners
+// that never come back after a loss would fill the table. An O(holds in use)
+// scan, only when full.
+static void make_room(Client *c)
 {
     const uint64_t now = loop_now(&c->loop);
+    uint32_t oldest_loss = kNoIndex;
     for (uint32_t i = 0; i < c->holds.end(); i++) {
         Hold *h = c->holds.get(i);
-        if (h && hold_lapsed(c, h, now))
+        if (!h)
+            continue;
+        if (hold_lapsed(c, h, now))
             hold_free(c, i);
+        else if (h->lost && h->pending == 0 && !h->renewing &&
+                 (oldest_loss == kNoIndex || h->confirmed_ms < c->holds.get(oldest_loss)->confirmed_ms))
+            oldest_loss = i;
     }
+    if (c->holds.full() && oldest_loss != kNoIndex)
+        hold_free(c, oldest_loss);
 }
 
 Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
@@ -95,7 +109,7 @@ Hold *hold_reserve(Client *c, uint64_t lock_id, uint64_t owner, uint32_t *index)
         return h;
     }
     if (c->holds.full())
-        free_lapsed(c); // before the allocation: a refusal counts (table full_count) only if it stays full
+        make_room(c); // before the allocation: a refusal counts (table full_count) only if it stays full
     h = c->holds.alloc(index);
     if (!h)
         return nullptr;

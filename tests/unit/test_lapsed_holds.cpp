@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Holds whose fixed lease ran out without an unlock (locks/holds.cpp,
-// hold_lapsed): their records leave the hold table at the watchdog's next
-// tick, or at once when the table is full, so that owners who let their
-// leases run out (a thread gone, a request id never reused) cannot fill it
-// and refuse everyone else with TABLE_FULL; and the owner's next lock call is
-// a fresh hold, not one more re-entry of the lapsed one.
+// Hold records that only tell of the past (locks/holds.cpp): holds whose
+// fixed lease ran out without an unlock (hold_lapsed) leave the hold table at
+// the watchdog's next tick, or at once when the table is full, and a full
+// table takes the oldest loss marker when no lease has run out, so that
+// owners who never come back (a thread gone, a request id never reused)
+// cannot fill it and refuse everyone else with TABLE_FULL; and the owner's
+// next lock call is a fresh hold, not one more re-entry of the lapsed one.
 #include <string>
 #include <vector>
 
@@ -217,4 +218,33 @@ TEST_CASE(permits_whose_lease_ran_out_do_not_keep_their_owner_busy)
     h.reply("+OK\r\n");
     CHECK_ST(r2.st, EDGELOCK_OK);
     CHECK_EQ(count_of(h, s, 1), 1);
+}
+
+// Two watchdog holds found lost, their owners gone: a new owner finds the
+// table full of loss markers and takes the oldest one's slot. That owner's
+// unlock answers NOT_OWNER (Redis has nothing of it), the other's still LOST.
+TEST_CASE(a_full_table_takes_the_oldest_loss_marker_when_no_lease_ran_out)
+{
+    Harness h(two_holds);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a"), b = h.lock("b"), x = h.lock("x");
+    take(h, a, 1, EDGELOCK_LEASE_WATCHDOG);
+    h.loop.advance(5000);
+    take(h, b, 2, EDGELOCK_LEASE_WATCHDOG);
+    h.loop.advance(5000);          // the tick renews both in one batch
+    h.reply("*2\r\n:0\r\n:0\r\n"); // both fields gone
+    CHECK_EQ(h.lost.calls, 2);
+    CHECK_EQ(h.c->holds.used(), 2);
+
+    take(h, x, 3, 1000);
+    CHECK_EQ(h.c->holds.used(), 2);
+    CHECK_EQ(h.c->holds.full_count(), 0);
+    CHECK(hold_find(h.c, a.id, 1, nullptr) == nullptr); // lost first: its marker went
+
+    Result u1, u2;
+    CHECK_ST(release_start(h.c, b, 2, record, &u2), EDGELOCK_ERR_LOST); // at once, from its marker
+    CHECK_ST(release_start(h.c, a, 1, record, &u1), EDGELOCK_OK);
+    CHECK(is_release(h.last_cmd()));
+    h.reply(kNil);
+    CHECK_ST(u1.st, EDGELOCK_ERR_NOT_OWNER);
 }
