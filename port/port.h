@@ -36,6 +36,9 @@ int edgelock_port_path_kind(const char *path);
 /** Memory for the tables, called only while a client is created or destroyed. */
 void *edgelock_port_alloc(size_t bytes);
 void edgelock_port_free(void *p);
+/* Zero n bytes at p in a way the compiler may not drop as a dead store: for
+ * secrets (a password) in memory about to go out of scope or be freed. */
+void edgelock_port_wipe(void *p, size_t n);
 
 /** printf-style diagnostics at an EDGELOCK_LOG_* level (edgelock.h), for a
  *  client without a log_fn (base/log.cpp); the Linux port writes to stderr

@@ -219,8 +219,12 @@ typedef struct edgelock_config {
      *  (see max_nodes, sharded_pubsub). Default "redis://127.0.0.1:6379". The
      *  user and password are percent-decoded (RFC 3986: "%40" is '@', "%3A"
      *  ':', "%25" '%'); a '%' without two hex digits, or "%00", makes the URL
-     *  invalid (EDGELOCK_ERR_INVALID_ARG). The string is copied; host names
-     *  are resolved with the system resolver. */
+     *  invalid (EDGELOCK_ERR_INVALID_ARG). The credentials end at the last
+     *  '@' (unix://: the last "@/"). A user with an empty password
+     *  ("alice:@") authenticates as that user (AUTH alice ""). A host is
+     *  letters, digits, '-', '.' and '_', or an IPv6 address in brackets;
+     *  any other character makes the URL invalid. The string is copied; host
+     *  names are resolved with the system resolver. */
     const char *url;
     /** TLS, for rediss:// and rediss-sentinel:// URLs (a build with TLS: see
      *  edgelock_tls_available()).
@@ -228,7 +232,9 @@ typedef struct edgelock_config {
      *  verify the server with; NULL: the system's default store. */
     const char *tls_ca;
     /** A client certificate (PEM, with its chain) and its private key, for a
-     *  server that asks for one (tls-auth-clients); both or neither. */
+     *  server that asks for one (tls-auth-clients); both or neither. The key
+     *  must be unencrypted PEM: an encrypted one fails client creation with
+     *  EDGELOCK_ERR_TLS (it is never prompted for a passphrase). */
     const char *tls_cert;
     const char *tls_key;
     /** The name sent as SNI and checked against the server's certificate

@@ -81,6 +81,11 @@ void edgelock_port_free(void *p)
     free(p);
 }
 
+void edgelock_port_wipe(void *p, size_t n)
+{
+    explicit_bzero(p, n);
+}
+
 void edgelock_port_vlog(int level, const char *fmt, va_list ap)
 {
     static const char *const names[] = {"error", "warn", "info", "debug"};

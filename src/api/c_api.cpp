@@ -388,11 +388,12 @@ edgelock_status edgelock_url_redact(const char *url, char *out, size_t cap)
     if (out && cap)
         out[0] = 0;
     RedisUrl parsed;
-    if (!url || !parse_redis_url(url, &parsed))
-        return EDGELOCK_ERR_INVALID_ARG;
-    if (out && cap)
+    bool ok = url && parse_redis_url(url, &parsed);
+    if (ok && out && cap)
         redact_redis_url(url, parsed, out, cap);
-    return EDGELOCK_OK;
+    edgelock_port_wipe(parsed.password,
+                       sizeof(parsed.password)); // decoded, even by a parse that failed later
+    return ok ? EDGELOCK_OK : EDGELOCK_ERR_INVALID_ARG;
 }
 
 const char *edgelock_version(void)

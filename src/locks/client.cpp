@@ -159,8 +159,8 @@ static void free_memory(Client *c)
     edgelock_port_free(c->queue.buf);
     if (c->owns_base && c->base)
         event_base_free(c->base);
-    memset(c->url.password, 0, sizeof(c->url.password)); // not left in freed memory
-    memset(c->sentinel_password, 0, sizeof(c->sentinel_password));
+    edgelock_port_wipe(c->url.password, sizeof(c->url.password)); // not left in freed memory
+    edgelock_port_wipe(c->sentinel_password, sizeof(c->sentinel_password));
     if (c->tls)
         tls_context_free(c->tls);
     edgelock_port_free(c);
@@ -399,7 +399,7 @@ bool client_config_valid(const edgelock_config *cfg)
 {
     RedisUrl url;
     bool ok = cfg && valid_config(cfg) && parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url);
-    memset(url.password, 0, sizeof(url.password));
+    edgelock_port_wipe(url.password, sizeof(url.password));
     return ok;
 }
 
@@ -410,6 +410,7 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
     RedisUrl url;
     if (!client_config_valid(cfg) || !parse_redis_url(cfg->url ? cfg->url : kDefaultUrl, &url) ||
         !valid_cluster_config(cfg, url, link)) {
+        edgelock_port_wipe(url.password, sizeof(url.password));
         if (owns_base && loop.base)
             event_base_free(loop.base);
         return nullptr;
@@ -418,6 +419,7 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
     *st = EDGELOCK_ERR_NO_MEMORY;
     Client *c = static_cast<Client *>(edgelock_port_alloc(sizeof(Client)));
     if (!c) {
+        edgelock_port_wipe(url.password, sizeof(url.password));
         if (owns_base && loop.base)
             event_base_free(loop.base);
         return nullptr;
@@ -433,7 +435,7 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
     c->cfg.tls_ca = c->cfg.tls_cert = c->cfg.tls_key = c->cfg.tls_server_name = nullptr;
     c->url = url;
     c->log = {cfg->log_fn, cfg->log_user, (int)cfg->log_level};
-    memset(url.password, 0, sizeof(url.password));
+    edgelock_port_wipe(url.password, sizeof(url.password));
     if (cfg->password) {
         memset(c->url.password, 0, sizeof(c->url.password));
         memcpy(c->url.password, cfg->password, strnlen(cfg->password, 255));

@@ -238,18 +238,22 @@ static bool send_tagged(Connection *conn, void *tag, const char *a0, const char 
     const char *out;
     size_t len;
     bool ok = rc.finish(&out, &len) && conn->ops->send(conn, out, len, tag, false);
-    memset(buf, 0, sizeof(buf)); // a password is not left on the stack
+    edgelock_port_wipe(buf, sizeof(buf)); // a password is not left on the stack
     if (ok)
         conn->setup_pending++;
     return ok;
 }
 
 // AUTH and SELECT as the URL asks; they go out first, before the owner's setup.
+// A user with an empty password ("redis://alice:@host") still authenticates
+// as that user (AUTH alice ""), as redis-py does: an ACL user with nopass,
+// not the default user's rights.
 static bool send_url_setup(Connection *conn)
 {
     const RedisUrl &u = *conn->url;
-    if (u.password[0] && !(u.user[0] ? send_tagged(conn, &setup_tag, "AUTH", u.user, u.password)
-                                     : send_tagged(conn, &setup_tag, "AUTH", u.password)))
+    if ((u.password[0] || u.user[0]) &&
+        !(u.user[0] ? send_tagged(conn, &setup_tag, "AUTH", u.user, u.password)
+                    : send_tagged(conn, &setup_tag, "AUTH", u.password)))
         return false;
     if (!u.db)
         return true;

@@ -34,6 +34,15 @@ static void log_openssl(const LogSink *log, const char *what, const char *file)
     ERR_clear_error();
 }
 
+// OpenSSL's default for an encrypted key is to ask for its passphrase on the
+// terminal, from inside client creation, with no time limit: a daemon with a
+// tty would hang there. No passphrase is ever given, so such a key fails to
+// load and creation reports it.
+static int no_passphrase(char *, int, int, void *)
+{
+    return 0;
+}
+
 void *tls_context_new(const TlsOptions &o, edgelock_status *st)
 {
     *st = EDGELOCK_ERR_TLS;
@@ -67,15 +76,17 @@ void *tls_context_new(const TlsOptions &o, edgelock_status *st)
             log_openssl(o.log, "cannot use the system's CA store", nullptr);
     }
     if (ok && o.cert) {
-        ok = SSL_CTX_use_certificate_chain_file(ctx, o.cert) == 1;
-        if (!ok)
+        SSL_CTX_set_default_passwd_cb(ctx, no_passphrase);
+        if (SSL_CTX_use_certificate_chain_file(ctx, o.cert) != 1) {
+            ok = false;
             log_openssl(o.log, "cannot use the certificate", o.cert);
-        ok = ok && SSL_CTX_use_PrivateKey_file(ctx, o.key, SSL_FILETYPE_PEM) == 1;
-        if (!ok)
-            log_openssl(o.log, "cannot use the key", o.key);
-        ok = ok && SSL_CTX_check_private_key(ctx) == 1;
-        if (!ok)
+        } else if (SSL_CTX_use_PrivateKey_file(ctx, o.key, SSL_FILETYPE_PEM) != 1) {
+            ok = false;
+            log_openssl(o.log, "cannot use the key (an unencrypted PEM key)", o.key);
+        } else if (SSL_CTX_check_private_key(ctx) != 1) {
+            ok = false;
             log_openssl(o.log, "the key does not match the certificate", o.key);
+        }
     }
     if (!ok) {
         SSL_CTX_free(ctx);
@@ -139,6 +150,15 @@ bool tls_failed(void *ssl, const LogSink *log)
 bool tls_available()
 {
     return false;
+}
+
+// OpenSSL's default for an encrypted key is to ask for its passphrase on the
+// terminal, from inside client creation, with no time limit: a daemon with a
+// tty would hang there. No passphrase is ever given, so such a key fails to
+// load and creation reports it.
+static int no_passphrase(char *, int, int, void *)
+{
+    return 0;
 }
 
 void *tls_context_new(const TlsOptions &o, edgelock_status *st)

@@ -75,6 +75,22 @@ static bool parse_credentials(const char *b, const char *e, RedisUrl *out)
     return copy_decoded(out->password, sizeof(out->password), b, e); // scheme://password@...
 }
 
+// A host name or IPv4 address: letters, digits, '-', '.', '_' (as in
+// container names); inside brackets an IPv6 address, with a zone after '%'.
+// Anything else ("host?x=1", "host junk", a stray space) is a malformed URL,
+// refused here rather than reported later as a host nobody can reach.
+static bool host_chars_ok(const char *b, const char *e, bool bracketed)
+{
+    for (const char *p = b; p < e; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                  c == '.' || c == '_' || (bracketed && (c == ':' || c == '%'));
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
 // One "host[:port]" or "[ipv6][:port]" between b and e.
 static bool parse_host_port(const char *b, const char *e, char *host, size_t cap, uint16_t *port,
                             uint16_t default_port)
@@ -96,7 +112,7 @@ static bool parse_host_port(const char *b, const char *e, char *host, size_t cap
         port_sep = (const char *)memchr(b, ':', (size_t)(e - b));
         he = port_sep ? port_sep : e;
     }
-    if (hb == he || !copy_part(host, cap, hb, he))
+    if (hb == he || !host_chars_ok(hb, he, hb != b) || !copy_part(host, cap, hb, he))
         return false;
     uint64_t v = default_port;
     if (port_sep && (!parse_uint(port_sep + 1, e, 65535, &v) || v == 0))
@@ -220,12 +236,16 @@ static bool parse_sentinel(const char *url, const char *p, RedisUrl *out)
 }
 
 // After "unix://": [user:password@]/absolute/path[?db=N]. The credentials end
-// at the first "@/" (a path starts with '/').
+// at the last "@/" (a path starts with '/'), as a TCP URL's end at the last
+// '@': a password that holds "@/" unencoded is then read whole, never cut
+// with its tail taken for the path and shown in messages.
 static bool parse_unix(const char *url, const char *p, RedisUrl *out)
 {
     out->unix_socket = true;
     if (*p != '/') {
-        const char *at = strstr(p, "@/");
+        const char *at = nullptr;
+        for (const char *q = strstr(p, "@/"); q; q = strstr(q + 1, "@/"))
+            at = q;
         if (!at || !parse_credentials(p, at, out))
             return false;
         p = at + 1;

@@ -190,6 +190,31 @@ TEST_CASE(a_server_the_ca_does_not_vouch_for_fails_fast)
     CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_TLS);
 }
 
+// An encrypted key: OpenSSL would ask for its passphrase on the terminal
+// from inside client creation; creation fails with TLS instead.
+TEST_CASE(an_encrypted_client_key_fails_creation_without_a_prompt)
+{
+    if (!edgelock_tls_available())
+        return;
+    REQUIRE(test_certs_make());
+    std::string key = test_cert("client.key"), enc = key + ".encrypted";
+    std::string cmd = "openssl pkey -in '" + key + "' -aes256 -passout pass:unused -out '" + enc +
+                      "' </dev/null 2>/dev/null";
+    REQUIRE(system(cmd.c_str()) == 0);
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.url = "rediss://127.0.0.1:1";
+    std::string crt = test_cert("client.crt");
+    cfg.tls_cert = crt.c_str();
+    cfg.tls_key = enc.c_str();
+    edgelock_client *c = nullptr;
+    CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_TLS);
+    CHECK(c == nullptr);
+    cfg.tls_key = key.c_str(); // the same key unencrypted is taken
+    REQUIRE(edgelock_client_create(&cfg, nullptr, &c) == EDGELOCK_OK);
+    edgelock_client_destroy(c);
+}
+
 TEST_CASE(an_expired_server_certificate_fails)
 {
     if (!edgelock_tls_available())

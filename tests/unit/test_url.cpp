@@ -101,6 +101,13 @@ TEST_CASE(credentials)
     CHECK_EQ(strlen(u.password), 255u);
 }
 
+TEST_CASE(host_names)
+{
+    RedisUrl u;
+    REQUIRE(parses("redis://redis_primary-1.site.example:6380", &u)); // '_' as in container names
+    CHECK(strcmp(u.host, "redis_primary-1.site.example") == 0);
+}
+
 TEST_CASE(ipv6)
 {
     RedisUrl u;
@@ -142,6 +149,16 @@ TEST_CASE(malformed)
         "redis://[::1]:",
         "redis://user:pass@",
         "redis://user:pass@:6379",
+        // Hosts with characters no host has: refused as malformed, not
+        // reported later as unreachable.
+        "redis://127.0.0.1?x=1",
+        "redis://127.0.0.1 junk:6379",
+        "redis://127.0.0.1 ",
+        "redis://h#frag",
+        "redis://h\t:6379",
+        "redis://[::1 ]:6379",
+        "redis-cluster://a:7000,b c:7001",
+        "redis-sentinel://s1,s 2/mymaster",
     };
     for (const char *s : bad) {
         RedisUrl u;
@@ -199,11 +216,16 @@ TEST_CASE(unix_sockets)
     CHECK(strcmp(u.path, "/tmp/r.sock") == 0);
     CHECK_EQ(u.db, 3);
 
-    REQUIRE(parses("unix://gw:s3cr@t/x@/var/r.sock?db=1", &u)); // the first "@/" ends the credentials
+    REQUIRE(parses("unix://gw:s3cr@t/x@/var/r.sock?db=1", &u)); // the last "@/" ends the credentials
     CHECK(strcmp(u.user, "gw") == 0);
     CHECK(strcmp(u.password, "s3cr@t/x") == 0);
     CHECK(strcmp(u.path, "/var/r.sock") == 0);
     CHECK_EQ(u.db, 1);
+    // An unencoded "@/" in the password: read whole, never cut with its tail
+    // taken for the path (and shown in messages).
+    REQUIRE(parses("unix://:Se@/cret@/tmp/x.sock", &u));
+    CHECK(strcmp(u.password, "Se@/cret") == 0);
+    CHECK(strcmp(u.path, "/tmp/x.sock") == 0);
     REQUIRE(parses("unix://onlypw@/r.sock", &u));
     CHECK(u.user[0] == 0);
     CHECK(strcmp(u.password, "onlypw") == 0);
@@ -236,7 +258,8 @@ TEST_CASE(redaction_keeps_the_scheme_and_hides_only_the_credentials)
     const char *in[][2] = {{"redis://h:1/2", "redis://h:1/2"},
                            {"redis://u:p@h:1/2", "redis://***@h:1/2"},
                            {"unix:///r.sock?db=2", "unix:///r.sock?db=2"},
-                           {"unix://u:p@/r.sock?db=2", "unix://***@/r.sock?db=2"}};
+                           {"unix://u:p@/r.sock?db=2", "unix://***@/r.sock?db=2"},
+                           {"unix://:Se@/cret@/tmp/x.sock", "unix://***@/tmp/x.sock"}};
     for (auto &c : in) {
         REQUIRE(parses(c[0], &u));
         redact_redis_url(c[0], u, out, sizeof(out));
