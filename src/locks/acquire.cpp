@@ -117,10 +117,13 @@ static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value 
     void *user = w->user;
     uint64_t lock_id = w->lock_id;
     uint32_t sub_index = w->sub_index;
+    bool pass_wake = w->wake_pending && st != EDGELOCK_OK;
     if (sub_index != kNoIndex)
         channel_remove_waiter(c, index);
     c->waiters.release(index);
     invoke_result(c, cb, lock_id, st, value, user);
+    if (pass_wake && sub_index != kNoIndex && !c->closing)
+        channel_pass_wake(c, sub_index);
     // The channel is left at the loop's next turn (pubsub_leave_later): the
     // UNSUBSCRIBE does not delay the answer, and a lock call on the same lock
     // before then keeps the live subscription. A client destroyed in the

@@ -47,6 +47,7 @@ struct LockCall {
     bool unpin_when_sent = false;      // housekeeping no caller waits on: the handle may go once sent
     bool cleanup = false;              // Release: an uncertain acquire's undo; no caller
     bool drain = false;                // Release: one more to drop counts the owner no longer has
+    bool undo = false;                 // Release: gives back a grant no hold counted (its count stays)
     uint8_t drains_left = 0;           // Release: how many more such may follow
     bool force_eval = false;           // a script not preloaded: always EVAL
     bool was_held = false;             // semaphore Release: the hold was active by our clock when sent

@@ -179,7 +179,10 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
             // 1: freed; 2: freed and a waiter heard the message.
             if (value == 1 && !call->cleanup)
                 take_turns(c, call->lock_id, reply->integer == 2, sent_ms);
-            if (h)
+            // An undo gives back a grant the owner never counted (a re-entry
+            // cancelled or not replicated): its 0 is the outer hold, still
+            // there, not a count to take down (nor one to drain).
+            if (h && !call->undo)
                 h->count = count_after_release(c, h, value);
             send_latch_delete(c, call);
             handed_on = value == 0 && drain_stale_counts(c, call);
@@ -329,6 +332,7 @@ void cleanup_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease_
 {
     LockCall call = make_release(c, lock_id, owner, lease_ms);
     call.cleanup = true;
+    call.undo = true;
     call.unpin_when_sent = true;
     start_cleanup(c, call);
 }

@@ -65,6 +65,28 @@ void channel_wake_all(Client *c, uint32_t sub_index)
     }
 }
 
+// One unlock frees the lock for one taker: wake the oldest idle waiter on the
+// list at head, or failing that mark the oldest one whose attempt is in
+// flight (it tries again when that attempt answers).
+static void wake_one(Client *c, uint32_t head)
+{
+    uint32_t best = kNoIndex, best_busy = kNoIndex;
+    for (uint32_t i = head; i != kNoIndex; i = waiter(c, i)->next_on_channel) {
+        Waiter *w = waiter(c, i);
+        if (w->state != WaiterState::Attempting) {
+            if (best == kNoIndex || w->seq < waiter(c, best)->seq)
+                best = i;
+        } else if (!w->wake_pending) {
+            if (best_busy == kNoIndex || w->seq < waiter(c, best_busy)->seq)
+                best_busy = i;
+        }
+    }
+    if (best != kNoIndex)
+        acquire_wake(c, best);
+    else if (best_busy != kNoIndex)
+        acquire_wake(c, best_busy);
+}
+
 void channel_on_subscribed(void *client, uint32_t sub_index)
 {
     channel_wake_all(static_cast<Client *>(client), sub_index);
@@ -87,24 +109,18 @@ void channel_on_message(void *client, uint32_t sub_index, const char *msg, size_
         channel_wake_all(c, sub_index);
         return;
     }
-    // One unlock frees the lock for one taker: wake the oldest idle waiter, or
-    // failing that mark the oldest one whose attempt is in flight (it tries
-    // again when that attempt answers).
-    uint32_t best = kNoIndex, best_busy = kNoIndex;
-    for (uint32_t i = head; i != kNoIndex; i = waiter(c, i)->next_on_channel) {
-        Waiter *w = waiter(c, i);
-        if (w->state != WaiterState::Attempting) {
-            if (best == kNoIndex || w->seq < waiter(c, best)->seq)
-                best = i;
-        } else if (!w->wake_pending) {
-            if (best_busy == kNoIndex || w->seq < waiter(c, best_busy)->seq)
-                best_busy = i;
-        }
-    }
-    if (best != kNoIndex)
-        acquire_wake(c, best);
-    else if (best_busy != kNoIndex)
-        acquire_wake(c, best_busy);
+    wake_one(c, head);
+}
+
+void channel_pass_wake(Client *c, uint32_t sub_index)
+{
+    uint32_t head = c->channel_waiters[sub_index];
+    if (head == kNoIndex)
+        return;
+    if (kind_serves(lock_kind(c, waiter(c, head)->lock_id), KindClass::Lock))
+        wake_one(c, head);
+    else
+        channel_wake_all(c, sub_index); // permits: every one tries, as for a message
 }
 
 } // namespace edgelock

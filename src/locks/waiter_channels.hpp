@@ -20,6 +20,10 @@ void channel_remove_waiter(Client *c, uint32_t index);
 // Every waiter on the channel tries again (messages may have been missed,
 // or the message frees the lock for all).
 void channel_wake_all(Client *c, uint32_t sub_index);
+// A waiter told to try again (wake_pending) ended without taking what the
+// message freed (cancelled, an error): the wake goes to the channel's others,
+// or a lock freed for one taker would sit idle until its holder's TTL.
+void channel_pass_wake(Client *c, uint32_t sub_index);
 
 // PubSubHooks, with the Client as ctx.
 void channel_on_subscribed(void *client, uint32_t sub_index); // first time or after a reconnect

@@ -303,6 +303,54 @@ TEST_CASE(redlock_needs_a_majority_of_five_servers)
     }
 }
 
+// edgelock_cancel() on the members' clients ends a waiting RedLock with
+// CANCELLED and nothing taken, as it does a MultiLock (it used to start
+// another round each time, until its wait ran out).
+TEST_CASE(a_cancelled_redlock_ends_with_cancelled)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *holder = make_client(r.url());
+    edgelock_client *clients[3];
+    edgelock_member m[3];
+    edgelock_lock held[3];
+    const char *names[3] = {"redc:a", "redc:b", "redc:c"};
+    REQUIRE(holder);
+    for (int i = 0; i < 3; i++) {
+        clients[i] = make_client(r.url());
+        REQUIRE(clients[i]);
+        m[i] = {clients[i], make_lock(clients[i], names[i])};
+        held[i] = make_lock(holder, names[i]);
+        CHECK_ST(edgelock_try_lock(holder, held[i], 0, 60000), EDGELOCK_OK);
+    }
+    std::atomic<uint64_t> owner{0};
+    std::atomic<int> status{1};
+    std::thread t([&] {
+        owner = edgelock_current_owner();
+        status = edgelock_redlock_try_lock(m, 3, EDGELOCK_WAIT_FOREVER, 10000, nullptr);
+    });
+    // Cancel until it returns, as the header advises (a round may start
+    // between two cancels); bounded generously, never a speed assertion.
+    bool ended = wait_until(60000, [&] {
+        if (owner.load() != 0)
+            for (auto *c : clients)
+                edgelock_cancel(c, owner.load());
+        return status.load() != 1;
+    });
+    REQUIRE(ended);
+    t.join();
+    CHECK_EQ(status.load(), EDGELOCK_ERR_CANCELLED);
+    for (const char *name : names)
+        CHECK_EQ(redis_integer(r, "HLEN %s", name), 1); // only the holder
+    for (int i = 0; i < 3; i++) {
+        edgelock_lock_free(clients[i], m[i].lock);
+        CHECK(tables_idle(clients[i]));
+        edgelock_client_destroy(clients[i]);
+        CHECK_ST(edgelock_unlock(holder, held[i], nullptr), EDGELOCK_OK);
+        edgelock_lock_free(holder, held[i]);
+    }
+    edgelock_client_destroy(holder);
+}
+
 // ---- asynchronous composites: clients on one event loop ----
 
 #include "event_loop.hpp"

@@ -271,6 +271,76 @@ TEST_CASE(a_cancel_during_an_attempt_that_succeeds_gives_the_lock_back)
     CHECK_EQ(h.c->queue.cmds.used(), 0);
 }
 
+// A re-entry cancelled while its attempt is on the wire, which Redis then
+// grants: the undo takes Redis's count back to one, and the owner still holds
+// the lock it had (found by an audit: the undo's 0 took the client's count
+// to 0, a "stale count" drain then freed the lock in Redis, and the watchdog
+// stopped, with no loss reported).
+TEST_CASE(a_cancelled_re_entry_gives_back_only_its_own_count)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result first, again;
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &first);
+    h.reply(kNil);
+    CHECK_ST(first.st, EDGELOCK_OK);
+    acquire_start(h.c, a, 7, 60000, EDGELOCK_LEASE_WATCHDOG, record, &again);
+    acquire_cancel(h.c, 7);
+    h.reply(kNil); // the re-entry got its count
+    CHECK_ST(again.st, EDGELOCK_ERR_CANCELLED);
+    REQUIRE(is_release(h.last_cmd())); // the undo
+    size_t sent = h.cmd().log.size();
+    h.reply(":0\r\n"); // Redis: still held (the first hold)
+    h.loop.advance(0);
+    for (size_t i = sent; i < h.cmd().log.size(); i++)
+        CHECK(!is_release(resp_args(h.cmd().log[i]))); // no drain of the real hold
+    Hold *held = hold_find(h.c, a.id, 7, nullptr);
+    REQUIRE(held);
+    CHECK_EQ(held->count, 1u);
+    CHECK(held->watchdog);
+    CHECK_EQ(h.c->waiters.used(), 0);
+}
+
+bool is_acquire(const std::vector<std::string> &a)
+{
+    return a.size() > 1 && a[0] == "EVALSHA" && a[1] == kScripts[kScriptAcquire].sha1;
+}
+
+// An unlock message while both waiters' attempts are on the wire marks the
+// older one to try again; that one is cancelled and its attempt says "held".
+// The wake goes on to the other waiter, which tries again at once instead of
+// sleeping until the holder's TTL (found by an audit: the cancelled waiter
+// ended with the wake, and the free lock sat idle).
+TEST_CASE(a_cancelled_waiter_passes_on_the_wake_it_was_given)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    const std::string chan = "redisson_lock__channel:{a}";
+    Result ra, rb;
+    acquire_start(h.c, a, 7, 60000, EDGELOCK_LEASE_WATCHDOG, record, &ra);
+    acquire_start(h.c, a, 8, 60000, EDGELOCK_LEASE_WATCHDOG, record, &rb);
+    h.reply(":20000\r\n"); // 7: held elsewhere for 20 s; it subscribes
+    h.reply(":20000\r\n"); // 8: the same; joins the subscription under way
+    REQUIRE(h.sub().log.size() == 1);
+    h.link.reply(&h.c->sub_conn, subscribed(chan)); // both attempt again
+    size_t before = h.cmd().log.size();
+    std::string unlock = resp_array({resp_bulk("message"), resp_bulk(chan), resp_bulk("0")});
+    h.link.push(&h.c->sub_conn, unlock); // both busy: the older (7) is told
+    acquire_cancel(h.c, 7);
+    h.reply(":20000\r\n"); // 8's attempt (sent first): held; it waits for a message
+    CHECK_EQ(h.cmd().log.size(), before);
+    h.reply(":20000\r\n"); // 7's attempt: held (the message was about another release)
+    CHECK_ST(ra.st, EDGELOCK_ERR_CANCELLED);
+    REQUIRE(h.cmd().log.size() == before + 1);
+    CHECK(is_acquire(resp_args(h.cmd().log.back()))); // 8 has the wake and tries now
+    CHECK(resp_args(h.cmd().log.back()).back() == "unit:8");
+    h.reply(kNil);
+    CHECK_ST(rb.st, EDGELOCK_OK);
+    CHECK_EQ(rb.calls, 1);
+}
+
 // The unlock timed out (Redis ran it later); the owner takes the lock again.
 // Its next unlock must be a new one: resent with the old request id, Redis's
 // unlock latch would answer "released" for the old one and this hold would

@@ -76,9 +76,11 @@ RedlockVerdict redlock_judge(const edgelock_status *st, size_t n, int64_t lease,
                              int64_t left)
 {
     size_t ok = 0, unreachable = 0;
-    bool misuse = false; // a member that is no lock (a semaphore, a latch)
+    bool misuse = false;    // a member that is no lock (a semaphore, a latch)
+    bool cancelled = false; // edgelock_cancel() on a member's client: the caller wants out
     for (size_t i = 0; i < n; i++) {
         misuse = misuse || st[i] == EDGELOCK_ERR_INVALID_ARG;
+        cancelled = cancelled || st[i] == EDGELOCK_ERR_CANCELLED;
         ok += st[i] == EDGELOCK_OK;
         // A server that refuses our setup (AUTH) cannot grant the lock either.
         unreachable += st[i] == EDGELOCK_ERR_CONNECTION || st[i] == EDGELOCK_ERR_TIMEOUT ||
@@ -86,8 +88,10 @@ RedlockVerdict redlock_judge(const edgelock_status *st, size_t n, int64_t lease,
     }
     RedlockVerdict v = {};
     v.validity_ms = lease - elapsed_ms - redlock_drift(lease);
-    if (misuse) {
-        v.why = EDGELOCK_ERR_INVALID_ARG;
+    if (misuse || cancelled) {
+        // Not taken even with a majority: a cancelled call ends, releasing
+        // what the round took, as MultiLock's does.
+        v.why = misuse ? EDGELOCK_ERR_INVALID_ARG : EDGELOCK_ERR_CANCELLED;
         return v;
     }
     if (ok >= redlock_quorum(n) && v.validity_ms > 0) {

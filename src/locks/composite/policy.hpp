@@ -33,7 +33,8 @@ int64_t redlock_node_wait(int64_t left, size_t n);
 struct RedlockVerdict {
     bool acquired;
     int64_t validity_ms; // acquired: how long the caller may rely on it
-    edgelock_status why; // not acquired: WAIT_TIMEOUT, or CONNECTION when too many servers are down
+    edgelock_status why; // not acquired: WAIT_TIMEOUT, CONNECTION when too many servers are down,
+                         // CANCELLED when a member's call was cancelled (no retry)
     bool retry;          // not acquired: release, then another round
 };
 // Judge one round: st[i] per server, lease the lease in force (the watchdog
