@@ -181,7 +181,9 @@ static void attempt(Client *c, uint32_t index, bool woken = false)
         memcpy(call.request_id, w->permit_base, sizeof(call.request_id));
     }
     // With wait_replicas a WAIT goes right behind it: both slots or neither.
-    bool replicas = replicas_wanted(c);
+    // A latch's await writes nothing: no WAIT (it would fail an open latch
+    // with NOT_REPLICATED when a replica lags).
+    bool replicas = replicas_wanted(c) && lock_kind(c, w->lock_id) != EDGELOCK_LATCH;
     if ((replicas && c->queue.cmds.available() < 2) || !call_start(c, call, woken && !replicas)) {
         // Command table full: try again as soon as any command completes. The
         // wait timer keeps running so the deadline still holds.
@@ -333,7 +335,7 @@ static void acquired(Client *c, uint32_t index, int64_t value, uint64_t sent_ms)
     // granted the hold (and issued the token).
     Connection *conn = slot_conn(c, lock_slot(c, w->lock_id));
     c->holds.get(w->hold_index)->server_instance = conn ? conn->server_instance : 0;
-    if (!replicas_wanted(c)) {
+    if (!replicas_wanted(c) || lock_kind(c, w->lock_id) == EDGELOCK_LATCH) {
         finish(c, index, EDGELOCK_OK, value, sent_ms);
         return;
     }

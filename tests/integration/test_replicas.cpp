@@ -177,6 +177,13 @@ TEST_CASE(more_replicas_asked_than_there_are)
     edgelock_lock lk = make_lock(c, "rep:two");
     CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_ERR_NOT_REPLICATED);
     CHECK(wait_until(10000, [&] { return redis_integer(p.master, "EXISTS %s", "rep:two") == 0; }));
+    // A latch's await writes nothing: no WAIT, so an open latch is open
+    // however few replicas answer (it was NOT_REPLICATED).
+    edgelock_lock latch = {0};
+    REQUIRE(edgelock_lock_new_kind(c, EDGELOCK_LATCH, "rep:latch", 9, &latch) == EDGELOCK_OK);
+    CHECK_ST(edgelock_latch_await(c, latch, 0), EDGELOCK_OK);
+    CHECK_ST(edgelock_latch_await(c, latch, 500), EDGELOCK_OK);
+    edgelock_lock_free(c, latch);
     CHECK(tables_idle(c));
     edgelock_client_destroy(c);
 }
