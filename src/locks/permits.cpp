@@ -298,9 +298,12 @@ edgelock_status permits_check_take(Client *c, const LockEntry *le, uint64_t lock
         if (permits == 0 || permits > kMaxPermitsPerCall)
             return EDGELOCK_ERR_INVALID_ARG;
         // One take at a time per owner (its permits share one id base), but
-        // permits whose lease ran out are not a take (hold_reserve).
+        // permits whose lease ran out, or that the watchdog found lost (the
+        // loss marker), are not a take: a new one supersedes them
+        // (hold_reserve), as a lock call does a lock's.
         Hold *h = hold_find(c, lock_id, owner, nullptr);
-        bool taken = h && (h->count > 0 || h->pending > 0) && !hold_lapsed(c, h, loop_now(&c->loop));
+        bool taken = h && (h->count > 0 || h->pending > 0) && !(h->lost && h->pending == 0) &&
+                     !hold_lapsed(c, h, loop_now(&c->loop));
         return taken ? EDGELOCK_ERR_BUSY : EDGELOCK_OK;
     }
     default: return permits == 1 ? EDGELOCK_OK : EDGELOCK_ERR_INVALID_ARG;

@@ -317,6 +317,15 @@ TEST_CASE(watchdog_renews_permits_and_reports_their_loss)
         return edgelock_semaphore_info_get(c, s, &info) == EDGELOCK_OK && info.available == 2;
     }));
     CHECK(tables_idle(c));
+    // After a loss the owner can take again at once: the loss marker is no
+    // take in progress (it answered BUSY until the owner's unlock cleared it).
+    CHECK_ST(edgelock_semaphore_try_acquire(c, s, 1, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    CHECK_ST(edgelock_permit_id(c, s, edgelock_current_owner(), 0, id), EDGELOCK_OK);
+    CHECK_EQ(java.try_release("sem:dog", id), 1);
+    CHECK(wait_until(10000, [&] { return g_lost.load() > lost_before + 1; }));
+    CHECK_ST(edgelock_semaphore_try_acquire(c, s, 1, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, s, nullptr), EDGELOCK_OK);
+    CHECK(tables_idle(c));
     edgelock_client_destroy(c);
 }
 
