@@ -99,4 +99,62 @@ check "the waiter got the lock after the lease ran out (exit $rc)" [ "$rc" -eq 0
 check "... and ran its CMD" [ -e "$TMP/waiter-ran" ]
 check "lock free at the end" lock_free sig-kill
 
+# A signal ignored when `run` starts stays ignored (nohup, `trap '' HUP`): the
+# waiter is not ended by it, takes the lock when the holder is done, and CMD
+# starts with it ignored too (POSIX exec keeps SIG_IGN).
+# hup_ignored_unblocked PID: HUP (bit 0 of the masks) is ignored and blocked
+# in none of PID's threads, so the kernel drops it when it is sent; a blocked
+# one would be queued and reach sigwaitinfo() whatever its disposition. (The
+# main thread's mask reads 0 for the set it is in sigwaitinfo() for: the
+# other threads, created with the same mask, show it.)
+hup_ignored_unblocked() {
+    local t ign blk
+    ign=$(sed -n 's/^SigIgn:\t//p' "/proc/$1/status") || return 1
+    [ $((0x$ign & 1)) = 1 ] || return 1
+    for t in /proc/"$1"/task/*; do
+        blk=$(sed -n 's/^SigBlk:\t//p' "$t/status") || return 1
+        [ $((0x$blk & 1)) = 0 ] || return 1
+    done
+}
+rm -f "$TMP/started" "$TMP/release" "$TMP/ign-ran"
+"$EDGELOCK" run --watchdog 3000 sig-ign -- sh -c 'echo x >"$1/started"; while [ ! -e "$1/release" ]; do sleep 0.02; done' sh "$TMP" &
+holder=$!
+wait_for "holder started (ignored HUP)" "$HANG_MS" test -e "$TMP/started"
+# CMD sends itself SIGHUP: it gets as far as `touch` only if HUP is ignored.
+(trap '' HUP; exec "$EDGELOCK" run --wait "$HANG_MS" sig-ign -- sh -c 'kill -HUP $$; touch "$1/ign-ran"' sh "$TMP") 2>"$TMP/ign.err" &
+waiter=$!
+wait_for "the waiter with HUP ignored waits" "$HANG_MS" subscribed 'redisson_lock__channel:{sig-ign}'
+check "the waiter has HUP ignored, blocked in none of its threads" hup_ignored_unblocked "$waiter"
+kill -HUP "$waiter"
+# A build that took the HUP would give up within a round trip to Redis; a
+# correct one is unaffected however long this pause is.
+sleep 0.5
+check "SIGHUP did not end the waiter" kill -0 "$waiter"
+check "... which still waits" subscribed 'redisson_lock__channel:{sig-ign}'
+check "... and has not run CMD" [ ! -e "$TMP/ign-ran" ]
+touch "$TMP/release"
+wait "$holder"
+check "holder (ignored HUP) finished with 0" [ $? -eq 0 ]
+wait "$waiter"
+rc=$?
+check "the waiter then took the lock and CMD exited 0 (got $rc)" [ "$rc" -eq 0 ]
+check "... CMD ran, HUP still ignored in it" [ -e "$TMP/ign-ran" ]
+check "... and nothing was said about SIGHUP" [ ! -s "$TMP/ign.err" ]
+check "lock free after the waiter (ignored HUP)" lock_free sig-ign
+
+# The same for `latch await`.
+expect_rc 0 "latch set for the ignored-HUP await" "$EDGELOCK" latch set sig-ign-latch 1
+(trap '' HUP; exec "$EDGELOCK" latch await sig-ign-latch --wait "$HANG_MS") 2>"$TMP/ign-latch.err" &
+waiter=$!
+wait_for "the await with HUP ignored listens" "$HANG_MS" subscribed 'redisson_countdownlatch__channel__{sig-ign-latch}'
+check "the await has HUP ignored, blocked in none of its threads" hup_ignored_unblocked "$waiter"
+kill -HUP "$waiter"
+sleep 0.5 # as above: only lets a build that took the HUP show it
+check "SIGHUP did not end latch await" kill -0 "$waiter"
+expect_rc 0 "latch countdown opens it" "$EDGELOCK" latch countdown sig-ign-latch
+wait "$waiter"
+rc=$?
+check "latch await with HUP ignored exited 0 when the latch opened (got $rc)" [ "$rc" -eq 0 ]
+check "... and said nothing about SIGHUP" [ ! -s "$TMP/ign-latch.err" ]
+
 finish

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* What the subcommands share (common.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "escape.h"
@@ -257,6 +260,7 @@ int make_client_kind(const struct options *o, const char *name, edgelock_lock_ki
                      edgelock_client **client, edgelock_lock *lock)
 {
     int rc = create_client(o->url, 1, strlen(name), REDIS_TIMEOUT_MS, 0, NULL, NULL, client);
+    forget_secrets(); /* one client per process: the last use of the URL and password */
     if (rc)
         return rc;
     rc = new_handle(*client, kind, name, lock);
@@ -265,6 +269,38 @@ int make_client_kind(const struct options *o, const char *name, edgelock_lock_ki
         *client = NULL;
     }
     return rc;
+}
+
+const char *arg_shown(char *out, size_t cap, const char *arg)
+{
+    char text[500];
+    if (strstr(arg, "://") || strchr(arg, '@')) {
+        char redacted[500];
+        /* The library writes "***@" for the credentials, and what it cuts to
+         * fit comes after them: nothing of a password reaches `redacted`. */
+        if (edgelock_url_redact(arg, redacted, sizeof(redacted)) != EDGELOCK_OK) {
+            snprintf(out, cap, "(not shown: it may hold a password)");
+            return out;
+        }
+        snprintf(out, cap, "'%s'", text_shown(text, sizeof(text), redacted));
+        return out;
+    }
+    snprintf(out, cap, "'%s'", text_shown(text, sizeof(text), arg));
+    return out;
+}
+
+const char *option_shown(char *out, size_t cap, const char *arg)
+{
+    char name[500];
+    const char *eq = strchr(arg, '=');
+    size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (n >= sizeof(name)) { /* cut, a URL might lose its '@' and pass as one */
+        snprintf(out, cap, "(not shown: too long)");
+        return out;
+    }
+    memcpy(name, arg, n);
+    name[n] = 0;
+    return arg_shown(out, cap, name);
 }
 
 void lock_label(char *out, size_t cap, const char *name)
@@ -283,17 +319,74 @@ struct tls_options tls;
 struct replica_options replicas = {0, 1000};
 edgelock_sharded_pubsub sharded_pubsub = EDGELOCK_SHARDED_AUTO;
 
+/* The buffers read_secret_file() filled (--url-file, --password-file), for
+ * forget_secrets(). */
+static struct {
+    char *p;
+    size_t n;
+} secrets[2];
+static size_t nsecrets;
+
+/* Zeroes secret memory in a way the compiler may not drop as a dead store, as
+ * the library's port does (port.h's edgelock_port_wipe(), which the CLI, on the
+ * public header only, cannot call). */
+static void wipe(void *p, size_t n)
+{
+    explicit_bzero(p, n);
+}
+
+void forget_secrets(void)
+{
+    for (size_t k = 0; k < nsecrets; k++)
+        wipe(secrets[k].p, secrets[k].n);
+}
+
+static void keep_for_wiping(char *out, size_t cap)
+{
+    for (size_t k = 0; k < nsecrets; k++)
+        if (secrets[k].p == out)
+            return;
+    if (nsecrets == sizeof(secrets) / sizeof(secrets[0]))
+        return; /* two files are read at most: --url-file and --password-file */
+    if (nsecrets == 0)
+        atexit(forget_secrets);
+    secrets[nsecrets].p = out;
+    secrets[nsecrets].n = cap;
+    nsecrets++;
+}
+
 int read_secret_file(const char *flag, const char *file, char *out, size_t cap)
 {
-    FILE *f = fopen(file, "r");
-    if (!f) {
+    keep_for_wiping(out, cap);
+    /* read(2) straight into out, no stdio: a FILE's buffer would hold up to
+     * a block of the file, later lines too, and be freed unwiped. Reading
+     * stops at the first line end (or at cap bytes), so little of what
+     * follows is read at all, and that little is wiped below. */
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         msg("%s %s: %s", flag, file, strerror(errno));
         return EXIT_USAGE;
     }
-    size_t n = fread(out, 1, cap, f);
-    int failed = ferror(f);
-    fclose(f);
+    size_t n = 0;
+    int failed = 0;
+    while (n < cap) {
+        ssize_t r = read(fd, out + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            failed = 1;
+            break;
+        }
+        if (r == 0)
+            break;
+        int line_end = memchr(out + n, '\n', (size_t)r) || memchr(out + n, '\r', (size_t)r);
+        n += (size_t)r;
+        if (line_end)
+            break;
+    }
+    close(fd);
     if (failed) {
+        wipe(out, cap);
         msg("%s %s: cannot read it", flag, file);
         return EXIT_USAGE;
     }
@@ -301,11 +394,11 @@ int read_secret_file(const char *flag, const char *file, char *out, size_t cap)
     while (len < n && out[len] != '\n' && out[len] != '\r')
         len++;
     if (len == cap) {
-        memset(out, 0, cap);
+        wipe(out, cap);
         msg("%s %s: its first line is longer than %zu bytes", flag, file, cap - 1);
         return EXIT_USAGE;
     }
-    memset(out + len, 0, cap - len); /* nothing after the first line stays in memory */
+    wipe(out + len, cap - len); /* nothing after the first line stays in memory */
     if (len == 0) {
         msg("%s %s: its first line is empty", flag, file);
         return EXIT_USAGE;
@@ -320,5 +413,16 @@ const char *signal_name(int sig)
     case SIGTERM: return "SIGTERM";
     case SIGHUP: return "SIGHUP";
     default: return "signal";
+    }
+}
+
+void add_unignored_stop_signals(sigset_t *set)
+{
+    static const int stop[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t k = 0; k < sizeof(stop) / sizeof(stop[0]); k++) {
+        struct sigaction old;
+        if (sigaction(stop[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaddset(set, stop[k]);
     }
 }

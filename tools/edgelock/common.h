@@ -7,6 +7,7 @@
 #ifndef EDGELOCK_CLI_COMMON_H
 #define EDGELOCK_CLI_COMMON_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,8 +60,16 @@ extern edgelock_sharded_pubsub sharded_pubsub;
 
 /* The first line of FILE (its line end dropped) into out; 0, or an exit code
  * with its message said. For --url-file and --password-file: the secret is
- * never echoed, only the file's name. */
+ * never echoed, only the file's name. Read with read(2), no stdio buffer;
+ * nothing but the first line is left in out, and out (all cap bytes) is
+ * wiped by forget_secrets(), at exit at the latest. */
 int read_secret_file(const char *flag, const char *file, char *out, size_t cap);
+
+/* Wipes what read_secret_file() read (the URL and password `password` and
+ * the options' url may point at: empty strings after). Called once the clients
+ * are created (the library keeps its own copy), when no more will be, and at
+ * exit. */
+void forget_secrets(void);
 
 /* The usage lines and the rest of --help (help.c). */
 extern const char usage_text[];
@@ -116,6 +125,17 @@ int make_client(const struct options *o, const char *name, edgelock_client **cli
 int make_client_kind(const struct options *o, const char *name, edgelock_lock_kind kind,
                      edgelock_client **client, edgelock_lock *lock);
 
+/* A command-line argument as a message may echo it, into out (cap bytes):
+ * quoted and escaped for a terminal (escape.h), "'...'". One that may hold
+ * credentials (it has "://" or an '@') is shown only through
+ * edgelock_url_redact(), "user:password@" masked, and when that library call
+ * does not take it for a URL, not at all: "(not shown: it may hold a
+ * password)". out. */
+const char *arg_shown(char *out, size_t cap, const char *arg);
+/* The same for an option as typed, "--opt" or "--opt=VALUE": its name only
+ * (the part before '='), never the value. */
+const char *option_shown(char *out, size_t cap, const char *arg);
+
 /* "lock 'NAME'" for messages, the name escaped (escape.h) and cut to fit. */
 void lock_label(char *out, size_t cap, const char *name);
 /* The same with another word: "semaphore 'NAME'", "latch 'NAME'". */
@@ -136,5 +156,14 @@ int cmd_unlock(const struct options *o, const char *name);
 
 /* The name of the signals the CLI handles (SIGINT, SIGTERM, SIGHUP), for messages. */
 const char *signal_name(int sig);
+
+/* Adds to `set` those of SIGINT, SIGTERM and SIGHUP that are not ignored now
+ * (SIG_IGN, as nohup or a non-interactive shell's `&` leave them). `run` and
+ * `latch await` block and take with sigwaitinfo() only these: Linux queues a
+ * blocked signal even when it is ignored, so blocking an ignored one would
+ * hand it to sigwaitinfo(); left unblocked it stays ignored (the kernel drops
+ * it), and CMD inherits the SIG_IGN across exec. Call before any thread starts
+ * and before anything changes these dispositions. */
+void add_unignored_stop_signals(sigset_t *set);
 
 #endif

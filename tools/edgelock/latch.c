@@ -14,8 +14,9 @@
  * set, countdown and count make one call each, within the deadline `status`
  * has (deadline.h). await waits on a thread of its own (the blocking call
  * belongs to it, as in `run`), with INT, TERM and HUP blocked in every thread
- * and taken by the main thread with sigwaitinfo(); a signal cancels the wait
- * with edgelock_cancel(), so the client leaves its channel cleanly.
+ * and taken by the main thread with sigwaitinfo() (any of them ignored at
+ * start is left out, and stays ignored); a signal cancels the wait with
+ * edgelock_cancel(), so the client leaves its channel cleanly.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -143,11 +144,10 @@ static int cancel_await(struct await_state *s, int ms)
 
 static int latch_await(const struct options *o, const char *name, const char *label, int64_t wait_ms)
 {
+    /* INT, TERM and HUP, less any ignored at start: those stay ignored. */
     sigset_t handled;
     sigemptyset(&handled);
-    sigaddset(&handled, SIGINT);
-    sigaddset(&handled, SIGTERM);
-    sigaddset(&handled, SIGHUP);
+    add_unignored_stop_signals(&handled);
     sigaddset(&handled, SIGUSR1);
     /* Before any thread exists, so the client's loop thread inherits the mask. */
     pthread_sigmask(SIG_BLOCK, &handled, NULL);

@@ -140,6 +140,7 @@ int cmd_list(const struct options *o, const char *pattern, int json)
         return usage_error("list: the pattern is longer than %u bytes", EDGELOCK_SCAN_PATTERN_MAX);
     edgelock_client *c;
     int code = create_client(o->url, 2, EDGELOCK_SCAN_NAME_MAX, REDIS_TIMEOUT_MS, 30000, NULL, NULL, &c);
+    forget_secrets(); /* the only client: the last use of the URL and password */
     if (code)
         return code;
     code = deadline_start(LIST_CALLS, command_timeout_for(REDIS_TIMEOUT_MS), "list",

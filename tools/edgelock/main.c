@@ -159,6 +159,8 @@ static const char *opt_value(int argc, char **argv, int *i, const char *opt, int
 static int flock_option(int argc, char **argv, int *i, struct run_args *ra, const char **command, int *err)
 {
     const char *a = argv[*i], *v;
+    char shown[600];                     /* a value as messages show it */
+    int name_len = (int)strcspn(a, "="); /* the option's name, without "=VALUE" */
     if (strcmp(a, "-n") == 0 || strcmp(a, "--nonblock") == 0) {
         ra->wait_ms = 0;
         return 1;
@@ -166,14 +168,16 @@ static int flock_option(int argc, char **argv, int *i, struct run_args *ra, cons
     if ((v = opt_value(argc, argv, i, "-w", err)) != NULL ||
         (!*err && (v = opt_value(argc, argv, i, "--timeout", err)) != NULL)) {
         if (!parse_seconds(v, EDGELOCK_MAX_TIME_MS, &ra->wait_ms))
-            return usage_error("%s: '%s' is not a number of seconds (fractions allowed: 0.5)", a, v);
+            return usage_error("%.*s: %s is not a number of seconds (fractions allowed: 0.5)", name_len, a,
+                               arg_shown(shown, sizeof(shown), v));
         return 1;
     }
     if (!*err && ((v = opt_value(argc, argv, i, "-E", err)) != NULL ||
                   (!*err && (v = opt_value(argc, argv, i, "--conflict-exit-code", err)) != NULL))) {
         int64_t code;
         if (!parse_ms(v, 0, 255, &code))
-            return usage_error("%s: '%s' is not an exit code (0 to 255)", a, v);
+            return usage_error("%.*s: %s is not an exit code (0 to 255)", name_len, a,
+                               arg_shown(shown, sizeof(shown), v));
         ra->not_acquired_exit = (int)code;
         return 1;
     }
@@ -215,6 +219,7 @@ int main(int argc, char **argv)
 
     int i = 1, err = 0;
     const char *v;
+    char shown[600]; /* an argument as a usage error shows it (arg_shown()) */
     const char *sub = NULL;
     int json = 0, force = 0;
     struct run_args ra;
@@ -263,12 +268,14 @@ int main(int argc, char **argv)
         } else if (!err && (v = opt_value(argc, argv, &i, "--wait-replicas", &err)) != NULL) {
             int64_t n;
             if (!parse_ms(v, 0, 64, &n))
-                return usage_error("--wait-replicas: '%s' is not a number of replicas (0 to 64)", v);
+                return usage_error("--wait-replicas: %s is not a number of replicas (0 to 64)",
+                                   arg_shown(shown, sizeof(shown), v));
             replicas.n = (uint32_t)n;
         } else if (!err && (v = opt_value(argc, argv, &i, "--wait-replicas-timeout", &err)) != NULL) {
             int64_t ms;
             if (!parse_duration(v, 1, 600000, &ms))
-                return usage_error("--wait-replicas-timeout: '%s' is not a duration > 0 of at most 10m", v);
+                return usage_error("--wait-replicas-timeout: %s is not a duration > 0 of at most 10m",
+                                   arg_shown(shown, sizeof(shown), v));
             replicas.timeout_ms = (uint32_t)ms;
         } else if (!err && (v = opt_value(argc, argv, &i, "--sharded-pubsub", &err)) != NULL) {
             if (strcmp(v, "auto") == 0)
@@ -278,7 +285,8 @@ int main(int argc, char **argv)
             else if (strcmp(v, "off") == 0)
                 sharded_pubsub = EDGELOCK_SHARDED_OFF;
             else
-                return usage_error("--sharded-pubsub: '%s' is not auto, on or off", v);
+                return usage_error("--sharded-pubsub: %s is not auto, on or off",
+                                   arg_shown(shown, sizeof(shown), v));
         } else if (strcmp(a, "--tls-insecure-skip-verify") == 0) {
             tls.insecure_skip_verify = 1;
         } else if (!err && (v = opt_value(argc, argv, &i, "--url-file", &err)) != NULL) {
@@ -293,25 +301,31 @@ int main(int argc, char **argv)
             password = password_from_file;
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--wait", &err))) {
             if (!parse_duration(v, 0, EDGELOCK_MAX_TIME_MS, &ra.wait_ms))
-                return usage_error("--wait: '%s' is not a duration (MS, or with a unit: 500ms, 10s, 2m)", v);
+                return usage_error("--wait: %s is not a duration (MS, or with a unit: 500ms, 10s, 2m)",
+                                   arg_shown(shown, sizeof(shown), v));
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--permits", &err))) {
             if (!parse_ms(v, 1, MAX_PERMITS, &permits))
-                return usage_error("--permits: '%s' is not a number of permits (1 to %d)", v, MAX_PERMITS);
+                return usage_error("--permits: %s is not a number of permits (1 to %d)",
+                                   arg_shown(shown, sizeof(shown), v), MAX_PERMITS);
         } else if (sub && strcmp(sub, "latch") == 0 && (v = opt_value(argc, argv, &i, "--wait", &err))) {
             if (!parse_duration(v, 0, EDGELOCK_MAX_TIME_MS, &latch_wait_ms))
-                return usage_error("--wait: '%s' is not a duration (MS, or with a unit: 500ms, 10s, 2m)", v);
+                return usage_error("--wait: %s is not a duration (MS, or with a unit: 500ms, 10s, 2m)",
+                                   arg_shown(shown, sizeof(shown), v));
             latch_wait_given = 1;
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--lease", &err))) {
             if (!parse_duration(v, 1, EDGELOCK_MAX_TIME_MS, &ra.lease_ms))
-                return usage_error("--lease: '%s' is not a duration > 0 (MS, or 500ms, 10s, 2m)", v);
+                return usage_error("--lease: %s is not a duration > 0 (MS, or 500ms, 10s, 2m)",
+                                   arg_shown(shown, sizeof(shown), v));
             lease_given = 1;
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--kill-after", &err))) {
             if (!parse_duration(v, 0, EDGELOCK_MAX_TIME_MS, &ra.kill_after_ms))
-                return usage_error("--kill-after: '%s' is not a duration (MS, or 500ms, 10s, 2m)", v);
+                return usage_error("--kill-after: %s is not a duration (MS, or 500ms, 10s, 2m)",
+                                   arg_shown(shown, sizeof(shown), v));
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--watchdog", &err))) {
             int64_t w;
             if (!parse_duration(v, 30, UINT32_MAX, &w))
-                return usage_error("--watchdog: '%s' is not a duration of at least 30 ms", v);
+                return usage_error("--watchdog: %s is not a duration of at least 30 ms",
+                                   arg_shown(shown, sizeof(shown), v));
             ra.watchdog_ms = (uint32_t)w;
             watchdog_given = 1;
         } else if (!err && sub && strcmp(sub, "run") == 0 &&
@@ -352,17 +366,20 @@ int main(int argc, char **argv)
         } else if (err) {
             return usage_error("%s needs a value", a);
         } else if (a[0] == '-' && a[1] != 0) {
-            return usage_error("unknown option '%s'%s", a, sub ? "" : " (before the subcommand)");
+            /* Its name only: "--URL=redis://:secret@host" is a typo for --url. */
+            return usage_error("unknown option %s%s", option_shown(shown, sizeof(shown), a),
+                               sub ? "" : " (before the subcommand)");
         } else if (!sub) {
             sub = a;
             if (strcmp(sub, "run") != 0 && strcmp(sub, "status") != 0 && strcmp(sub, "unlock") != 0 &&
                 strcmp(sub, "list") != 0 && strcmp(sub, "latch") != 0)
-                return usage_error("unknown command '%s'", sub);
+                return usage_error("unknown command %s", arg_shown(shown, sizeof(shown), sub));
         } else if (strcmp(sub, "latch") == 0 && !latch_action) {
             latch_action = a;
             if (strcmp(a, "set") != 0 && strcmp(a, "countdown") != 0 && strcmp(a, "count") != 0 &&
                 strcmp(a, "await") != 0)
-                return usage_error("latch: unknown action '%s' (set, countdown, count or await)", a);
+                return usage_error("latch: unknown action %s (set, countdown, count or await)",
+                                   arg_shown(shown, sizeof(shown), a));
         } else if (!ra.name) {
             ra.name = a;
             if (strcmp(sub, "run") == 0) {
@@ -377,13 +394,14 @@ int main(int argc, char **argv)
                     i += 2;
                 }
                 if (i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0)
-                    return usage_error("run: options go before NAME ('%s' after it)", argv[i]);
+                    return usage_error("run: options go before NAME (%s after it)",
+                                       option_shown(shown, sizeof(shown), argv[i]));
                 break; /* the rest is [--] CMD [ARG...] */
             }
         } else if (strcmp(sub, "latch") == 0 && strcmp(latch_action, "set") == 0 && !latch_count) {
             latch_count = a;
         } else {
-            return usage_error("unexpected argument '%s'", a);
+            return usage_error("unexpected argument %s", arg_shown(shown, sizeof(shown), a));
         }
         if (err)
             return usage_error("%s needs a value", a);
@@ -430,8 +448,8 @@ int main(int argc, char **argv)
             if (!latch_count)
                 return usage_error("latch set: no COUNT given (latch set NAME COUNT)");
             if (!parse_ms(latch_count, 1, MAX_LATCH_COUNT, &count))
-                return usage_error("latch set: COUNT '%s' is not a number from 1 to %d", latch_count,
-                                   MAX_LATCH_COUNT);
+                return usage_error("latch set: COUNT %s is not a number from 1 to %d",
+                                   arg_shown(shown, sizeof(shown), latch_count), MAX_LATCH_COUNT);
         }
         return cmd_latch(&o, latch_action, ra.name, count, latch_wait_ms);
     }
@@ -445,7 +463,8 @@ int main(int argc, char **argv)
     static char *shell_cmd[4] = {"/bin/sh", "-c", NULL, NULL};
     if (command_string) {
         if (i < argc)
-            return usage_error("-c STRING is the command: no CMD may follow NAME ('%s')", argv[i]);
+            return usage_error("-c STRING is the command: no CMD may follow NAME (%s)",
+                               arg_shown(shown, sizeof(shown), argv[i]));
         shell_cmd[2] = (char *)command_string;
         argv = shell_cmd;
         argc = 3;

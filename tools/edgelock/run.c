@@ -20,7 +20,9 @@
  * - Every signal `run` reacts to (INT, TERM, HUP, CHLD, USR1) is blocked in
  *   every thread before the clients (and their loop threads) exist; the main
  *   thread alone takes them with sigwaitinfo(). No signal handler runs, so
- *   there is nothing async-signal-unsafe to get wrong.
+ *   there is nothing async-signal-unsafe to get wrong. Of INT, TERM and HUP,
+ *   one ignored when `run` starts is left out (neither blocked nor taken): it
+ *   stays ignored, for `run` and for CMD.
  * - A helper "lock thread" (lock_thread.c) makes the blocking calls: the
  *   reachability check, the acquire and, when CMD is done, the release.
  * - The lock-lost callback runs on a library loop thread: it sets an atomic
@@ -326,7 +328,9 @@ int cmd_run(const struct options *o, const struct run_args *a)
     char path[PATH_MAX];
     int rc = resolve_cmd(a->cmd[0], path, sizeof(path));
     if (rc) {
-        msg("%s: %s", a->cmd[0], rc == EXIT_NOT_FOUND ? "command not found" : "permission denied");
+        char shown[600]; /* CMD may be a mistyped URL with its password: arg_shown() */
+        msg("%s: %s", arg_shown(shown, sizeof(shown), a->cmd[0]),
+            rc == EXIT_NOT_FOUND ? "command not found" : "permission denied");
         return rc;
     }
 
@@ -336,11 +340,12 @@ int cmd_run(const struct options *o, const struct run_args *a)
     int sigchld_was_ignored = old_chld.sa_handler == SIG_IGN;
     signal(SIGCHLD, SIG_DFL);
 
+    /* INT, TERM and HUP, less any ignored at start: those stay ignored, for
+     * run and for CMD (exec keeps SIG_IGN; orig_mask, restored in the child,
+     * is the mask edgelock started with). */
     sigset_t handled, orig_mask;
     sigemptyset(&handled);
-    sigaddset(&handled, SIGINT);
-    sigaddset(&handled, SIGTERM);
-    sigaddset(&handled, SIGHUP);
+    add_unignored_stop_signals(&handled);
     sigaddset(&handled, SIGCHLD);
     sigaddset(&handled, SIGUSR1);
     /* Before any thread exists, so the loop and lock threads inherit the mask. */
@@ -356,6 +361,7 @@ int cmd_run(const struct options *o, const struct run_args *a)
     atomic_init(&s.lost, 0);
 
     rc = make_members(o, a, &s);
+    forget_secrets(); /* every client is made: the last use of the URLs and password */
     if (rc)
         return rc;
 

@@ -281,7 +281,7 @@ int cmd_status(const struct options *o, const char *name, int json)
         if (json)
             print_json(name, &info, nholders, nq);
         else
-            print_text(name, &info, nholders, nq, is_cluster_url(o->url));
+            print_text(name, &info, nholders, nq, is_cluster_url(o->shown_url)); /* o->url may be wiped */
         code = fflush(stdout) == 0 ? 0 : EXIT_OSERR;
     }
     free(holders);
