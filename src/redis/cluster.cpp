@@ -77,6 +77,8 @@ static uint8_t find_node(void *ctx, const char *host, uint16_t port)
         if (n->cmd.port == port && strcmp(n->cmd.host, host) == 0)
             return (uint8_t)i;
     }
+    if (free_index == kNoNode)
+        cl->table_full = true; // the next map taken frees what it no longer names
     if (free_index == kNoNode || strlen(host) >= sizeof(cl->nodes[0].cmd.host)) {
         log_to(cl->loop->log, EDGELOCK_LOG_ERROR, "cluster: no room for node %s:%u (max_nodes %u)", host,
                port, cl->capacity);
@@ -120,37 +122,122 @@ static bool send_probe(Connection *conn, uint8_t kind)
     return rc.finish(&out, &len) && conn_send_probe(conn, kind, out, len);
 }
 
+// An outstanding CLUSTER SLOTS is waited for this long before another node is asked.
+constexpr uint64_t kRefreshTimeoutMs = kClusterRefreshMs;
+
+static void refresh_sent(Cluster *cl, Connection *conn)
+{
+    cl->refreshing = true;
+    cl->refresh_conn = conn;
+    cl->refresh_deadline_ms = loop_now(cl->loop) + kRefreshTimeoutMs;
+}
+
+// The CLUSTER SLOTS in flight was not answered in time: forget it (its late
+// answer is ignored) and ask the others first from now on.
+static void refresh_overdue(Cluster *cl)
+{
+    ClusterNode *n = node_of(cl->refresh_conn->hooks.ctx);
+    n->refresh_failed = true;
+    log_to(cl->loop->log, EDGELOCK_LOG_WARN,
+           "cluster: %s:%u did not answer CLUSTER SLOTS in %u ms; asking another node", n->cmd.host,
+           n->cmd.port, (unsigned)kRefreshTimeoutMs);
+    cl->refreshing = false;
+    cl->refresh_conn = nullptr;
+}
+
 void cluster_refresh(Cluster *cl)
 {
-    if (cl->refreshing || cl->closed)
+    if (cl->closed)
         return;
-    // The next ready node in turn, so one that keeps answering badly is not
-    // the only one asked.
-    for (uint32_t k = 0; k < cl->capacity; k++) {
-        ClusterNode *n = &cl->nodes[(cl->next_probe + k) % cl->capacity];
-        if (!n->used || !conn_ready(&n->cmd))
-            continue;
-        cl->next_probe = (cl->next_probe + k + 1) % cl->capacity;
-        if (send_probe(&n->cmd, kProbeSlots)) {
-            cl->refreshing = true;
+    if (cl->refreshing) {
+        if (loop_now(cl->loop) < cl->refresh_deadline_ms)
             return;
+        refresh_overdue(cl);
+    }
+    // The next ready node in turn, so one that keeps answering badly is not
+    // the only one asked; one that left the last refresh unanswered only when
+    // no other is ready.
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t k = 0; k < cl->capacity; k++) {
+            ClusterNode *n = &cl->nodes[(cl->next_probe + k) % cl->capacity];
+            if (!n->used || !conn_ready(&n->cmd) || (pass == 0 && n->refresh_failed))
+                continue;
+            cl->next_probe = (cl->next_probe + k + 1) % cl->capacity;
+            if (send_probe(&n->cmd, kProbeSlots)) {
+                refresh_sent(cl, &n->cmd);
+                return;
+            }
         }
     }
     // None ready: the next command connection asks in its setup.
+}
+
+// A connection closed for good, made new again for another address.
+static void conn_reset(Connection *conn)
+{
+    conn->closed = false;
+    conn->tcp_up = false;
+    conn->setup_pending = 0;
+    conn->backoff_ms = conn->reconnect_min_ms;
+    conn->down_since_ms = 0;
+    conn->down_status = EDGELOCK_ERR_CONNECTION;
+    conn->server_instance = 0;
+    conn->push_replies = false;
+}
+
+// Close and free the entries no slot of the map points to, but the seeds and
+// keep (whose callback is running): a master gone in a failover is not
+// reconnected forever, and its entry is there for the next new address.
+// Commands in flight on them complete with CONNECTION; their subscriptions
+// are down (and made again on their slots' masters). How many were freed.
+static uint32_t free_unmapped(Cluster *cl, const Connection *keep)
+{
+    bool mapped[kMaxClusterNodes] = {};
+    for (uint32_t s = 0; s < kClusterSlots; s++)
+        if (cl->slot_owner[s] < kMaxClusterNodes)
+            mapped[cl->slot_owner[s]] = true;
+    uint32_t freed = 0;
+    for (uint32_t i = 0; i < cl->capacity; i++) {
+        ClusterNode *n = &cl->nodes[i];
+        if (!n->used || mapped[i] || n->seed || &n->cmd == keep || &n->cmd == cl->refresh_conn)
+            continue;
+        log_to(cl->loop->log, EDGELOCK_LOG_INFO, "cluster: node %s:%u no longer in the map; closed",
+               n->cmd.host, n->cmd.port);
+        if (n->sub_started) {
+            conn_close(&n->sub);
+            cl->hooks.subscriber_down(cl->hooks.ctx, &n->sub);
+        }
+        conn_close(&n->cmd);
+        conn_reset(&n->cmd);
+        conn_reset(&n->sub);
+        n->used = false;
+        n->sub_started = false;
+        n->refresh_failed = false;
+        freed++;
+    }
+    return freed;
 }
 
 static void took_map(Cluster *cl, Connection *conn, const redisReply *reply)
 {
     uint8_t before[kClusterSlots];
     memcpy(before, cl->slot_owner, sizeof(before));
+    cl->table_full = false;
     if (!parse_cluster_slots(reply, conn->host, find_node, cl, cl->slot_owner)) {
         log_to(cl->loop->log, EDGELOCK_LOG_WARN, "cluster: %s:%u answered CLUSTER SLOTS with %s", conn->host,
                conn->port, reply->type == REDIS_REPLY_ERROR ? reply->str : "a malformed map");
         return;
     }
+    uint32_t freed = free_unmapped(cl, conn);
+    if (freed && cl->table_full) {
+        // Masters refused an entry that is free now: the same answer again.
+        cl->table_full = false;
+        parse_cluster_slots(reply, conn->host, find_node, cl, cl->slot_owner);
+    }
     bool first = !cl->map_known;
     cl->map_known = true;
-    if (first || memcmp(before, cl->slot_owner, sizeof(before)) != 0) {
+    // An entry freed and taken again may hold another node at the same index.
+    if (first || freed || memcmp(before, cl->slot_owner, sizeof(before)) != 0) {
         cl->map_changes++;
         log_to(cl->loop->log, EDGELOCK_LOG_INFO, "cluster: slot map %s from %s:%u",
                first ? "taken" : "changed", conn->host, conn->port);
@@ -176,11 +263,15 @@ static void probed(void *ctx, Connection *conn, uint8_t kind, redisReply *reply)
         cl->hooks.subscribers_ready(cl->hooks.ctx);
         return;
     }
+    if (!cl->refreshing || conn != cl->refresh_conn)
+        return; // the late answer to a refresh given up (or its connection's drop)
     cl->refreshing = false;
+    cl->refresh_conn = nullptr;
     if (!reply) {
         arm_refresh(cl, 100); // dropped before it answered: another node, soon
         return;
     }
+    node_of(ctx)->refresh_failed = false;
     took_map(cl, conn, reply);
     arm_refresh(cl, cl->map_known ? kClusterRefreshMs : 100);
 }
@@ -197,13 +288,14 @@ static bool command_setup(void *ctx, Connection *conn)
     if (!cl->map_known && !cl->refreshing) {
         if (!send_probe(conn, kProbeSlots))
             return false;
-        cl->refreshing = true;
+        refresh_sent(cl, conn);
     }
     return true;
 }
 
 static void command_ready(void *ctx)
 {
+    node_of(ctx)->refresh_failed = false; // a new connection: worth asking again
     Cluster *cl = node_of(ctx)->cluster;
     cl->hooks.commands_ready(cl->hooks.ctx);
 }
@@ -244,9 +336,16 @@ static void subscriber_down(void *ctx)
 static void timer_fired(void *arg, Timer *)
 {
     auto *cl = static_cast<Cluster *>(arg);
-    cluster_refresh(cl);
-    if (!cl->refreshing)
-        arm_refresh(cl, cl->map_known ? kClusterRefreshMs : 100);
+    cluster_refresh(cl); // gives up one overdue first
+    // Armed whatever happened: the next refresh, or the one in flight's deadline.
+    uint64_t delay = cl->map_known ? kClusterRefreshMs : 100;
+    if (cl->refreshing) {
+        uint64_t now = loop_now(cl->loop);
+        uint64_t left = cl->refresh_deadline_ms > now ? cl->refresh_deadline_ms - now : 0;
+        if (left < delay)
+            delay = left;
+    }
+    arm_refresh(cl, delay);
 }
 
 bool cluster_init(Cluster *cl, ClusterNode *nodes, uint32_t capacity, uint8_t *slot_owner, Loop *loop,
@@ -294,8 +393,11 @@ void cluster_start(Cluster *cl)
     for (unsigned i = 0; i < cl->url->nhosts; i++) {
         char host[256];
         uint16_t port;
-        if (host_address(*cl->url, i, host, sizeof(host), &port))
-            find_node(cl, host, port);
+        if (!host_address(*cl->url, i, host, sizeof(host), &port))
+            continue;
+        uint8_t node = find_node(cl, host, port);
+        if (node != kNoNode)
+            cl->nodes[node].seed = true;
     }
     arm_refresh(cl, kClusterRefreshMs);
 }
@@ -363,22 +465,16 @@ Connection *cluster_subscriber_conn(Cluster *cl, uint16_t slot)
 Connection *cluster_redirected(Cluster *cl, const Connection *from, uint16_t slot, const char *addr,
                                size_t len, bool moved)
 {
-    // "host:port", the host possibly an IPv6 address with colons of its own.
-    const char *colon = nullptr;
-    for (size_t i = 0; i < len; i++)
-        if (addr[i] == ':')
-            colon = addr + i;
     char host[256];
-    size_t hlen = colon ? (size_t)(colon - addr) : 0;
-    long port = colon ? strtol(colon + 1, nullptr, 10) : 0;
-    if (!colon || hlen >= sizeof(host) || port < 1 || port > 65535)
+    uint16_t port;
+    if (slot >= kClusterSlots || !split_node_address(addr, len, host, sizeof(host), &port))
         return nullptr;
-    memcpy(host, addr, hlen);
-    host[hlen] = 0;
-    uint8_t node = find_node(cl, hlen ? host : from->host, (uint16_t)port);
-    if (node == kNoNode)
+    uint8_t node = find_node(cl, host[0] ? host : from->host, port);
+    if (node == kNoNode) {
+        cluster_refresh(cl); // a map taken frees the entries of nodes gone
         return nullptr;
-    if (moved && cl->map_known && slot < kClusterSlots) {
+    }
+    if (moved && cl->map_known) {
         cl->slot_owner[slot] = node;
         cluster_refresh(cl);
     }

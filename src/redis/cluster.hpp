@@ -4,7 +4,11 @@
 // when first needed), the master of every slot in fixed memory, and how that
 // map is kept fresh: CLUSTER SLOTS asked of a ready node at the first
 // connection, after a MOVED, when a node's connection drops, and every
-// refresh period (Redisson rescans every 5 s as well).
+// refresh period (Redisson rescans every 5 s as well). A CLUSTER SLOTS left
+// unanswered for a refresh period (a node gone without a reset) is given up:
+// its late answer, if any, is ignored, and another node is asked. After each
+// map taken, the entries no slot points to (seeds aside) are closed and free
+// again, so addresses that change across failovers do not fill the table.
 //
 // Whether pub/sub is sharded is decided once, as Redisson's AUTO mode does:
 // the first node to connect is asked PUBSUB SHARDNUMSUB, and any answer that
@@ -31,8 +35,10 @@ struct ClusterNode {
     Connection cmd;
     Connection sub;
     Cluster *cluster;
-    bool used;        // has an address: its command connection runs
-    bool sub_started; // its subscriber connection runs (first asked for)
+    bool used;           // has an address: its command connection runs
+    bool sub_started;    // its subscriber connection runs (first asked for)
+    bool refresh_failed; // left a CLUSTER SLOTS unanswered: asked last (until it answers or reconnects)
+    bool seed;           // an address of the URL: kept, the way back when every other node is gone
 };
 
 enum class ShardedMode : uint8_t { Auto, On, Off };
@@ -72,11 +78,14 @@ struct Cluster {
     Timer timer;         // the next refresh
     uint32_t next_probe; // round robin over the nodes asked for the map
     ShardedMode mode;
-    bool sharded;       // SPUBLISH/SSUBSCRIBE (decided when sharded_known)
-    bool sharded_known; // ON and OFF: from the start; AUTO: once a node answered
-    bool map_known;     // a CLUSTER SLOTS answer was taken
-    bool refreshing;    // a CLUSTER SLOTS is in flight
+    bool sharded;                 // SPUBLISH/SSUBSCRIBE (decided when sharded_known)
+    bool sharded_known;           // ON and OFF: from the start; AUTO: once a node answered
+    bool map_known;               // a CLUSTER SLOTS answer was taken
+    bool refreshing;              // a CLUSTER SLOTS is in flight
+    Connection *refresh_conn;     // where it went (an answer from elsewhere is a late one, ignored)
+    uint64_t refresh_deadline_ms; // given up at this time (loop clock)
     bool closed;
+    bool table_full;      // a node was refused for want of an entry (since the last map taken)
     uint64_t map_changes; // slot maps taken that moved a slot
 };
 
@@ -104,7 +113,8 @@ Connection *cluster_subscriber_conn(Cluster *cl, uint16_t slot);
 // it slot's master at once and asks for the whole map again.
 Connection *cluster_redirected(Cluster *cl, const Connection *from, uint16_t slot, const char *addr,
                                size_t len, bool moved);
-// Ask for the slot map again now (no-op while one is in flight).
+// Ask for the slot map again now (no-op while one is in flight and not yet
+// overdue).
 void cluster_refresh(Cluster *cl);
 // True when every master in the map has a ready command connection.
 bool cluster_ready(const Cluster *cl);

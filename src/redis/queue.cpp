@@ -10,6 +10,7 @@
 #include "base/time.hpp"
 #include "port.h"
 #include "redis/connection.hpp"
+#include "redis/slot.hpp"
 #include "base/resp.hpp"
 
 namespace edgelock
@@ -256,14 +257,19 @@ static bool redirect(CommandQueue *q, uint32_t index, const redisReply *reply)
         return true;
     }
     // "MOVED <slot> <host>:<port>"
-    const char *p = reply->str + (moved ? 6 : 4);
-    const char *end = reply->str + reply->len;
-    const char *space = static_cast<const char *>(memchr(p, ' ', (size_t)(end - p)));
-    if (!space)
-        return false;
-    long slot = strtol(p, nullptr, 10);
-    Connection *to = q->hooks.redirected(q->hooks.route_ctx, from, (uint16_t)slot, space + 1,
-                                         (size_t)(end - space - 1), moved);
+    // A slot past 16383 or an address that is none: a broken or hostile
+    // server. Not followed, and nothing in the map changes.
+    uint16_t slot;
+    const char *addr;
+    size_t addr_len;
+    size_t skip = moved ? 6 : 4;
+    if (!parse_redirect(reply->str + skip, reply->len - skip, &slot, &addr, &addr_len)) {
+        log_to(q->loop->log, EDGELOCK_LOG_WARN, "cluster: malformed redirect '%.*s'",
+               (int)(reply->len < 80 ? reply->len : 80), reply->str);
+        complete(q, index, nullptr, EDGELOCK_ERR_PROTOCOL);
+        return true;
+    }
+    Connection *to = q->hooks.redirected(q->hooks.route_ctx, from, slot, addr, addr_len, moved);
     if (!to)
         return false;
     cmd->asking = ask;

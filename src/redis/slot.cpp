@@ -34,4 +34,58 @@ uint16_t key_hash_slot(const void *key, size_t len)
     return (uint16_t)(crc16_xmodem(k, len) & (kClusterSlots - 1));
 }
 
+// Decimal digits only (no sign, no space), at most max: *out.
+static bool parse_decimal(const char *s, size_t len, uint32_t max, uint32_t *out)
+{
+    if (len == 0 || len > 5)
+        return false;
+    uint32_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (uint32_t)(s[i] - '0');
+    }
+    if (v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool split_node_address(const char *addr, size_t len, char *host, size_t host_cap, uint16_t *port)
+{
+    const char *colon = nullptr;
+    for (size_t i = 0; i < len; i++)
+        if (addr[i] == ':')
+            colon = addr + i;
+    if (!colon || host_cap == 0)
+        return false;
+    size_t hlen = (size_t)(colon - addr);
+    uint32_t p;
+    if (hlen >= host_cap || !parse_decimal(colon + 1, len - hlen - 1, 65535, &p) || p == 0 ||
+        memchr(addr, 0, hlen))
+        return false;
+    memcpy(host, addr, hlen);
+    host[hlen] = 0;
+    *port = (uint16_t)p;
+    return true;
+}
+
+bool parse_redirect(const char *s, size_t len, uint16_t *slot, const char **addr, size_t *addr_len)
+{
+    const char *space = len ? static_cast<const char *>(memchr(s, ' ', len)) : nullptr;
+    uint32_t v;
+    if (!space || !parse_decimal(s, (size_t)(space - s), kClusterSlots - 1, &v))
+        return false;
+    const char *a = space + 1;
+    size_t alen = len - (size_t)(a - s);
+    char host[256];
+    uint16_t port;
+    if (!split_node_address(a, alen, host, sizeof(host), &port))
+        return false;
+    *slot = (uint16_t)v;
+    *addr = a;
+    *addr_len = alen;
+    return true;
+}
+
 } // namespace edgelock
