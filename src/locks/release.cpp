@@ -140,7 +140,8 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
     int64_t value = 0;
     uint32_t hi = kNoIndex;
     Hold *h = hold_find(c, call->lock_id, call->owner, &hi);
-    bool handed_on = false; // a drain answers the caller instead
+    bool handed_on = false;   // a drain answers the caller instead
+    bool report_lost = false; // an undo found the owner's outer hold gone
     bool uncertain = st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT;
     // An error from the script (an ACL that forbids PUBLISH, say) may come
     // after its DEL ran: Redis keeps a script's writes up to the error.
@@ -181,9 +182,15 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
                 take_turns(c, call->lock_id, reply->integer == 2, sent_ms);
             // An undo gives back a grant the owner never counted (a re-entry
             // cancelled or not replicated): its 0 is the outer hold, still
-            // there, not a count to take down (nor one to drain).
+            // there, not a count to take down (nor one to drain). Its 1 with
+            // an outer hold counted means that hold was gone already (its
+            // lease ran out before the re-entry made a fresh one): lost.
             if (h && !call->undo)
                 h->count = count_after_release(c, h, value);
+            else if (h && value == 1 && h->count > 0 && !h->lost) {
+                h->lost = true;
+                report_lost = true;
+            }
             send_latch_delete(c, call);
             handed_on = value == 0 && drain_stale_counts(c, call);
         } else {
@@ -210,6 +217,10 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
         }
     } else if (!call->cleanup && !handed_on) {
         invoke_result(c, call->cb, call->lock_id, st, value, call->user);
+    }
+    if (report_lost) { // last: the application may free the handle in it
+        log_to(c->loop.log, EDGELOCK_LOG_WARN, "lock lost (owner %llu)", (unsigned long long)call->owner);
+        invoke_lock_lost(c, call->lock_id, call->owner);
     }
 }
 

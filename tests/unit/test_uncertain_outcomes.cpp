@@ -302,6 +302,29 @@ TEST_CASE(a_cancelled_re_entry_gives_back_only_its_own_count)
     CHECK_EQ(h.c->waiters.used(), 0);
 }
 
+// The same undo answered "freed": the owner's outer hold was gone already (its
+// lease ran out in Redis before the re-entry, which made a fresh hold). The
+// owner is told it lost the lock, not left believing it holds it.
+TEST_CASE(an_undo_that_frees_the_lock_reports_the_outer_hold_lost)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result first, again;
+    acquire_start(h.c, a, 7, 0, 60000, record, &first);
+    h.reply(kNil);
+    CHECK_ST(first.st, EDGELOCK_OK);
+    acquire_start(h.c, a, 7, 60000, 60000, record, &again);
+    acquire_cancel(h.c, 7);
+    h.reply(kNil);
+    CHECK_ST(again.st, EDGELOCK_ERR_CANCELLED);
+    REQUIRE(is_release(h.last_cmd()));
+    h.reply(":1\r\n"); // freed: nothing of this owner is left in Redis
+    CHECK_EQ(h.lost.calls, 1);
+    int64_t left = 0;
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_ERR_LOST);
+}
+
 bool is_acquire(const std::vector<std::string> &a)
 {
     return a.size() > 1 && a[0] == "EVALSHA" && a[1] == kScripts[kScriptAcquire].sha1;
