@@ -309,10 +309,22 @@ typedef struct edgelock_config {
     uint32_t max_name_len;      /** longest lock name in bytes (default 128, at most 4096) */
 
     uint32_t watchdog_lease_ms;   /** lease under the watchdog (default 30000, at least 30) */
-    uint32_t command_timeout_ms;  /** every Redis command, queued time included (default 3000) */
+    /** every Redis command, queued time included (default 3000). Also the
+     *  subscriber connection's keepalive: while it carries a subscription it
+     *  sends PING every max(command_timeout_ms, 3000) ms and is re-made
+     *  (subscriptions included, waiters retry) when no answer comes within
+     *  command_timeout_ms. A path that died without a reset is so noticed
+     *  within that interval plus command_timeout_ms (6 s by default), not at
+     *  the holder's lease end. Needs hiredis 1.1 or later (0.14 drops the
+     *  answer); not yet on a redis-cluster:// client's subscribers. */
+    uint32_t command_timeout_ms;
     uint32_t connect_timeout_ms;  /** TCP connect + AUTH + SELECT (default 3000) */
     uint32_t reconnect_min_ms;    /** first reconnect delay (default 100) */
-    uint32_t reconnect_max_ms;    /** reconnect delay cap, doubling up to it (default 5000) */
+    /** reconnect delay cap, doubling up to it (default 5000). The delay
+     *  starts over from reconnect_min_ms only once a connection has stayed
+     *  up this long: one dropped right after its setup each time (an ACL
+     *  refusing the SUBSCRIBE, a READONLY master) keeps backing off. */
+    uint32_t reconnect_max_ms;
     uint32_t unlock_latch_ttl_ms; /** TTL of Redisson's unlock latch key (default 16000) */
     uint32_t fair_wait_ms;        /** fair lock: each queued waiter's window (default 300000) */
 

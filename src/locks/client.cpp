@@ -195,6 +195,9 @@ static bool command_conn_setup(void *ctx, Connection *conn)
     return true;
 }
 
+// The subscriber's keepalive PING goes every max(command_timeout_ms, this).
+static constexpr uint32_t kSubscriberPingMs = 3000;
+
 static void sub_conn_ready(void *ctx)
 {
     pubsub_on_ready(&static_cast<Client *>(ctx)->pubsub);
@@ -364,8 +367,12 @@ static bool build(Client *c, const LinkOps *link)
                      c->sentinel_password[0] ? c->sentinel_password : nullptr,
                      false,
                      false,
-                     c->owns_base,   // a blocked caller polls for its reply right after sending
-                     !c->owns_base}; // the application's loop
+                     c->owns_base,  // a blocked caller polls for its reply right after sending
+                     !c->owns_base, // the application's loop
+                     0,
+                     0,
+                     nullptr,
+                     nullptr}; // no keepalive: the queue's timeouts notice a dead path
     bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);
     const ConnConfig cc_command = cc;
     cc.role = "subscriber";
@@ -374,7 +381,16 @@ static bool build(Client *c, const LinkOps *link)
     // a waiter that got its lock goes with the loop's next turn, not before
     // the call returns.
     cc.write_at_once = false;
-    ok = conn_init(&c->sub_conn, &c->loop, link, cc, sub_hooks) && ok;
+    // A subscriber only reads: a PING while it carries a subscription finds a
+    // path that died without a reset (edgelock.h, command_timeout_ms).
+    ConnConfig cc_sub = cc;
+    cc_sub.keepalive_ms =
+        cfg.command_timeout_ms > kSubscriberPingMs ? cfg.command_timeout_ms : kSubscriberPingMs;
+    cc_sub.keepalive_timeout_ms = cfg.command_timeout_ms;
+    // Not where hiredis drops the answer (before 1.1): the PING would fail every time.
+    cc_sub.keepalive = link != &kHiredisLink || link_hears_subscribed_ping() ? pubsub_keepalive : nullptr;
+    cc_sub.keepalive_ctx = &c->pubsub;
+    ok = conn_init(&c->sub_conn, &c->loop, link, cc_sub, sub_hooks) && ok;
     if (c->url.sentinel) {
         const SentinelWatchHooks watch_hooks = {c, sentinel_switched};
         ok = sentinel_watch_init(&c->sentinel_watch, &c->loop, link, cc, watch_hooks) && ok;

@@ -22,9 +22,11 @@ static char role_tag;
 static char resolve_tag;
 static char info_tag;
 static char probe_tags[kConnProbeKinds];
+static char ping_tag;
 static_assert(kConnProbeKinds == 2, "conn_link_reply() tells the probe tags apart one by one");
 
 static void went_down(Connection *conn);
+static bool is_pong(const Connection *conn, const redisReply *reply, const void *privdata);
 
 static void schedule_reconnect(Connection *conn)
 {
@@ -38,6 +40,15 @@ static void schedule_reconnect(Connection *conn)
     conn->backoff_ms = (uint32_t)(next > conn->reconnect_max_ms ? conn->reconnect_max_ms : next);
 }
 
+// While ready, conn->timer runs the keepalive: the next PING, or the answer's
+// deadline.
+static void arm_keepalive(Connection *conn)
+{
+    conn->ping_due = false;
+    if (conn->keepalive && conn->keepalive_ms)
+        timer_arm(&conn->timer, conn->keepalive_ms);
+}
+
 static void maybe_ready(Connection *conn)
 {
     if (conn->state != ConnState::Connecting || !conn->tcp_up || conn->setup_pending)
@@ -45,8 +56,13 @@ static void maybe_ready(Connection *conn)
     conn->state = ConnState::Ready;
     conn->down_since_ms = 0;
     conn->down_status = EDGELOCK_ERR_CONNECTION;
+    // The delay starts over, but the one that was due comes back if it drops
+    // again before conn_stable_ms() (went_down).
+    conn->ready_backoff_ms = conn->backoff_ms;
+    conn->ready_at_ms = loop_now(conn->loop);
     conn->backoff_ms = conn->reconnect_min_ms;
     timer_cancel(&conn->timer);
+    arm_keepalive(conn);
     log_to(conn->loop->log, EDGELOCK_LOG_INFO, "%s connection ready", conn->role);
     conn->hooks.ready(conn->hooks.ctx);
 }
@@ -152,8 +168,59 @@ void conn_link_reply(Connection *conn, redisReply *reply, void *privdata)
         resolved(conn, reply);
     else if (privdata == &probe_tags[0] || privdata == &probe_tags[1])
         probed(conn, reply, (uint8_t)(static_cast<char *>(privdata) - probe_tags));
-    else
+    else if (is_pong(conn, reply, privdata)) {
+        // Any answer will do (an error too): the path is alive. NULL: dropped.
+        if (reply && conn->ping_due && conn->state == ConnState::Ready)
+            arm_keepalive(conn);
+    } else
         conn->hooks.reply(conn->hooks.reply_ctx, reply, privdata);
+}
+
+// The keepalive's answer: a PING's reply (with its tag; on a subscribed RESP2
+// connection ["pong", channel]), or that array without the tag: it is no
+// channel message either way, and never goes on to the subscriptions.
+static bool is_pong(const Connection *conn, const redisReply *reply, const void *privdata)
+{
+    if (privdata == &ping_tag)
+        return true;
+    if (!conn->pubsub || !reply || privdata)
+        return false;
+#ifdef REDIS_REPLY_PUSH
+    bool array = reply->type == REDIS_REPLY_ARRAY || reply->type == REDIS_REPLY_PUSH;
+#else
+    bool array = reply->type == REDIS_REPLY_ARRAY;
+#endif
+    return array && reply->elements == 2 && reply_text_is(reply->element[0], "pong");
+}
+
+static void keepalive_fired(Connection *conn)
+{
+    if (conn->ping_due) {
+        log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection: no answer to PING in %u ms; reconnecting",
+               conn->role, conn->keepalive_timeout_ms);
+        conn_drop(conn);
+        return;
+    }
+    const char *channel = nullptr;
+    size_t len = 0;
+    if (!conn->keepalive(conn->keepalive_ctx, conn, &channel, &len)) {
+        arm_keepalive(conn); // nothing to lose: no PING on an idle connection
+        return;
+    }
+    char buf[kConnPingArgMax + 64];
+    RespCommand rc(buf, sizeof(buf));
+    rc.arg("PING");
+    if (channel && len <= kConnPingArgMax)
+        rc.arg(channel, len);
+    const char *out;
+    size_t n;
+    if (!rc.finish(&out, &n) || !conn->ops->send(conn, out, n, &ping_tag, false)) {
+        log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection: PING not sent; reconnecting", conn->role);
+        conn_drop(conn);
+        return;
+    }
+    conn->ping_due = true;
+    timer_arm(&conn->timer, conn->keepalive_timeout_ms);
 }
 
 static void timer_fired(void *arg, Timer *)
@@ -172,6 +239,8 @@ static void timer_fired(void *arg, Timer *)
             conn->down_status = EDGELOCK_ERR_CONNECTION; // no refusal this time, no answer at all
     } else if (conn->state == ConnState::Down && !conn->closed) {
         conn_start(conn);
+    } else if (conn->state == ConnState::Ready) {
+        keepalive_fired(conn);
     }
 }
 
@@ -197,6 +266,10 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->pubsub = cfg.pubsub;
     conn->write_at_once = cfg.write_at_once;
     conn->flush_at_pass_end = cfg.flush_at_pass_end;
+    conn->keepalive_ms = cfg.keepalive_ms;
+    conn->keepalive_timeout_ms = cfg.keepalive_timeout_ms;
+    conn->keepalive = cfg.keepalive;
+    conn->keepalive_ctx = cfg.keepalive_ctx;
     memcpy(conn->host, cfg.url->host, sizeof(conn->host));
     conn->port = cfg.url->port;
     return timer_init(&conn->timer, loop, timer_fired, conn);
@@ -362,12 +435,22 @@ void conn_start(Connection *conn)
 
 static void went_down(Connection *conn)
 {
+    uint64_t now = loop_now(conn->loop);
+    if (conn->state == ConnState::Ready && now - conn->ready_at_ms < conn_stable_ms(conn)) {
+        // Dropped soon after its setup: not the sign of a working connection
+        // that one reconnect at the shortest delay deserves. Keep backing off.
+        conn->backoff_ms = conn->ready_backoff_ms;
+        log_to(conn->loop->log, EDGELOCK_LOG_WARN,
+               "%s connection dropped %llu ms after it was ready; reconnecting in about %u ms", conn->role,
+               (unsigned long long)(now - conn->ready_at_ms), conn->backoff_ms);
+    }
     conn->state = ConnState::Down;
+    conn->ping_due = false;
     // Ask the sentinels again: the master may have changed.
     conn->have_master = false;
     conn->resolving = false;
     if (conn->down_since_ms == 0)
-        conn->down_since_ms = loop_now(conn->loop);
+        conn->down_since_ms = now;
     conn->tcp_up = false;
     conn->setup_pending = 0;
     timer_cancel(&conn->timer);

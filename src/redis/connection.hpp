@@ -3,6 +3,19 @@
 // setup its owner adds, a connect timeout, and reconnect with capped, jittered
 // backoff. Its owner learns of it through hooks it set: ready, down, and every
 // reply (by the privdata it sent the command with).
+//
+// Backoff: each failed attempt doubles the delay up to reconnect_max_ms. A
+// connection that becomes ready starts over from reconnect_min_ms only once
+// it has stayed up for conn_stable_ms() (reconnect_max_ms): one that Redis
+// drops right after its setup each time (a SUBSCRIBE refused by an ACL, a
+// READONLY reply from a demoted master) keeps backing off instead of
+// reconnecting ten times a second.
+//
+// Keepalive (a subscriber): while its owner says it carries a confirmed
+// subscription, the connection sends PING every keepalive_ms and drops itself
+// (the ordinary down path: subscriptions are made again when it is back) when
+// no answer came within keepalive_timeout_ms. A subscriber otherwise only
+// reads, and a path that died silently would go unnoticed.
 #pragma once
 
 #include <stddef.h>
@@ -30,6 +43,14 @@ struct ConnHooks {
     // may be null when the owner sends none.
     void (*probe)(void *ctx, Connection *conn, uint8_t kind, struct redisReply *reply);
 };
+
+// A subscriber's owner: whether conn carries a confirmed subscription now
+// and, when it does, one such channel's name to send with the PING (its
+// answer, ["pong", name], then says which subscribed connection it is from).
+typedef bool (*ConnKeepaliveFn)(void *ctx, const Connection *conn, const char **channel, size_t *len);
+
+// The longest channel name a keepalive PING carries.
+constexpr size_t kConnPingArgMax = 4096 + 256;
 
 // Kinds of probe a connection's owner can tell apart.
 constexpr uint8_t kConnProbeKinds = 2;
@@ -63,6 +84,11 @@ struct ConnConfig {
     // unlock (BENCHMARKS.md). Plain links only (TLS writes through
     // hiredis_ssl's handlers).
     bool flush_at_pass_end;
+    // Keepalive (see the top of this file): 0, or no keepalive function, for
+    // none. The client ties both to command_timeout_ms (edgelock.h).
+    uint32_t keepalive_ms, keepalive_timeout_ms;
+    ConnKeepaliveFn keepalive;
+    void *keepalive_ctx;
 };
 
 struct Connection {
@@ -104,11 +130,24 @@ struct Connection {
     // (INFO server), 0 when unknown. It changes when Redis restarts, and with
     // it the numbering of fencing tokens if the data was lost.
     uint64_t server_instance;
-    bool resolving;          // connected to a sentinel, asking for the master
-    bool have_master;        // host/port is the master a sentinel named
-    uint8_t sentinel_next;   // the sentinel to ask next (round robin)
-    uint8_t sentinel_misses; // sentinels in a row that named no master
+    bool resolving;            // connected to a sentinel, asking for the master
+    bool have_master;          // host/port is the master a sentinel named
+    uint8_t sentinel_next;     // the sentinel to ask next (round robin)
+    uint8_t sentinel_misses;   // sentinels in a row that named no master
+    uint64_t ready_at_ms;      // when it last became ready
+    uint32_t ready_backoff_ms; // the delay it would have used next, had it not become ready
+    // Keepalive (as ConnConfig); conn->timer runs it while ready.
+    uint32_t keepalive_ms, keepalive_timeout_ms;
+    ConnKeepaliveFn keepalive;
+    void *keepalive_ctx;
+    bool ping_due; // a keepalive PING is out, not answered yet
 };
+
+// How long a ready connection must stay up before its backoff starts over.
+inline uint32_t conn_stable_ms(const Connection *conn)
+{
+    return conn->reconnect_max_ms;
+}
 
 // False when the timer cannot be had (no memory).
 bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfig &cfg,
@@ -132,5 +171,9 @@ bool conn_send_setup(Connection *conn, const char *buf, size_t len);
 // kConnProbeKinds). Sent from hooks.setup, the connection is ready only after
 // the probe's answer was handled.
 bool conn_send_probe(Connection *conn, uint8_t kind, const char *buf, size_t len);
+// Whether kHiredisLink hears the answer to a PING on a subscribed RESP2
+// connection (hiredis 1.1 and later), so that a subscriber's keepalive can
+// work there (link_hiredis.cpp).
+bool link_hears_subscribed_ping();
 
 } // namespace edgelock

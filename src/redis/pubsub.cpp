@@ -256,6 +256,22 @@ void pubsub_on_reply(void *arg, redisReply *reply, void *)
     }
 }
 
+static_assert(kMaxChannelLen <= kConnPingArgMax, "a keepalive PING names any channel");
+
+bool pubsub_keepalive(void *arg, const Connection *conn, const char **channel, size_t *len)
+{
+    auto *ps = static_cast<PubSub *>(arg);
+    for (uint32_t i = 0; i < ps->subs.end() && !ps->closed; i++) {
+        Subscription *s = ps->subs.get(i);
+        if (s && s->conn == conn && s->state == SubState::Subscribed) {
+            *channel = name_of(ps, i);
+            *len = s->len;
+            return true;
+        }
+    }
+    return false;
+}
+
 void pubsub_on_ready(void *arg)
 {
     pubsub_resubscribe(static_cast<PubSub *>(arg));
