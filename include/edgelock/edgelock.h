@@ -315,8 +315,8 @@ typedef struct edgelock_config {
      *  (subscriptions included, waiters retry) when no answer comes within
      *  command_timeout_ms. A path that died without a reset is so noticed
      *  within that interval plus command_timeout_ms (6 s by default), not at
-     *  the holder's lease end. Needs hiredis 1.1 or later (0.14 drops the
-     *  answer); not yet on a redis-cluster:// client's subscribers. */
+     *  the holder's lease end (a redis-cluster:// client's subscriber on
+     *  each node too). Needs hiredis 1.1 or later (0.14 drops the answer). */
     uint32_t command_timeout_ms;
     uint32_t connect_timeout_ms;  /** TCP connect + AUTH + SELECT (default 3000) */
     uint32_t reconnect_min_ms;    /** first reconnect delay (default 100) */

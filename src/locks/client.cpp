@@ -198,6 +198,18 @@ static bool command_conn_setup(void *ctx, Connection *conn)
 // The subscriber's keepalive PING goes every max(command_timeout_ms, this).
 static constexpr uint32_t kSubscriberPingMs = 3000;
 
+// A subscriber only reads: a PING while it carries a subscription finds a
+// path that died without a reset (edgelock.h, command_timeout_ms).
+static void subscriber_keepalive(Client *c, const LinkOps *link, ConnConfig *cc)
+{
+    uint32_t timeout = c->cfg.command_timeout_ms;
+    cc->keepalive_ms = timeout > kSubscriberPingMs ? timeout : kSubscriberPingMs;
+    cc->keepalive_timeout_ms = timeout;
+    // Not where hiredis drops the answer (before 1.1): the PING would fail every time.
+    cc->keepalive = link != &kHiredisLink || link_hears_subscribed_ping() ? pubsub_keepalive : nullptr;
+    cc->keepalive_ctx = &c->pubsub;
+}
+
 static void sub_conn_ready(void *ctx)
 {
     pubsub_on_ready(&static_cast<Client *>(ctx)->pubsub);
@@ -264,9 +276,12 @@ static void subscription_moved(void *cluster)
 }
 
 // redis-cluster://: the node table and slot map, and the queue and the
-// subscriptions routed through them. cc: the command connection's config.
-static bool build_cluster(Client *c, const LinkOps *link, const ConnConfig &cc)
+// subscriptions routed through them. command_cc: the command connection's
+// config; the nodes' subscribers get the keepalive on top of it.
+static bool build_cluster(Client *c, const LinkOps *link, const ConnConfig &command_cc)
 {
+    ConnConfig cc = command_cc;
+    subscriber_keepalive(c, link, &cc);
     const edgelock_config &cfg = c->cfg;
     Cluster *cl = &c->cluster;
     cl->nodes = static_cast<ClusterNode *>(client_alloc(c, (uint64_t)cfg.max_nodes * sizeof(ClusterNode)));
@@ -381,15 +396,8 @@ static bool build(Client *c, const LinkOps *link)
     // a waiter that got its lock goes with the loop's next turn, not before
     // the call returns.
     cc.write_at_once = false;
-    // A subscriber only reads: a PING while it carries a subscription finds a
-    // path that died without a reset (edgelock.h, command_timeout_ms).
     ConnConfig cc_sub = cc;
-    cc_sub.keepalive_ms =
-        cfg.command_timeout_ms > kSubscriberPingMs ? cfg.command_timeout_ms : kSubscriberPingMs;
-    cc_sub.keepalive_timeout_ms = cfg.command_timeout_ms;
-    // Not where hiredis drops the answer (before 1.1): the PING would fail every time.
-    cc_sub.keepalive = link != &kHiredisLink || link_hears_subscribed_ping() ? pubsub_keepalive : nullptr;
-    cc_sub.keepalive_ctx = &c->pubsub;
+    subscriber_keepalive(c, link, &cc_sub);
     ok = conn_init(&c->sub_conn, &c->loop, link, cc_sub, sub_hooks) && ok;
     if (c->url.sentinel) {
         const SentinelWatchHooks watch_hooks = {c, sentinel_switched};

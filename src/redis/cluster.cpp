@@ -369,12 +369,14 @@ bool cluster_init(Cluster *cl, ClusterNode *nodes, uint32_t capacity, uint8_t *s
         ConnConfig cc = cfg;
         cc.role = "command";
         cc.pubsub = false;
+        cc.keepalive = nullptr; // the subscriber's only: the queue's timeouts watch this one
         const ConnHooks cmd_hooks = {
             n,     command_ready, command_down, command_setup, hooks.command_reply, hooks.command_reply_ctx,
             probed};
         ok = conn_init(&n->cmd, loop, ops, cc, cmd_hooks) && ok;
         cc.role = "subscriber";
         cc.pubsub = true;
+        cc.keepalive = cfg.keepalive;
         cc.write_at_once = false;
         const ConnHooks sub_hooks = {n,
                                      subscriber_ready,

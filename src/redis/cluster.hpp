@@ -91,7 +91,8 @@ struct Cluster {
 
 // nodes: capacity zeroed entries (<= kMaxClusterNodes); slot_owner:
 // kClusterSlots bytes. cfg: as for a single node's command connection (TLS,
-// times); roles and pub/sub are set here. False when timers cannot be had.
+// times), with the subscribers' keepalive; roles, pub/sub and which
+// connections keep alive are set here. False when timers cannot be had.
 bool cluster_init(Cluster *cl, ClusterNode *nodes, uint32_t capacity, uint8_t *slot_owner, Loop *loop,
                   const LinkOps *ops, const ConnConfig &cfg, ShardedMode mode, const ClusterHooks &hooks);
 void cluster_start(Cluster *cl); // connect to the seeds

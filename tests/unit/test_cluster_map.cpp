@@ -425,3 +425,43 @@ TEST_CASE(address_churn_does_not_fill_the_node_table)
     CHECK(conn_ready(now));
     CHECK(cluster_ready(&h.c->cluster));
 }
+
+// A node's subscriber carries the keepalive as a single node's does: while a
+// subscription is on it, a PING every max(command timeout, 3 s); a node's
+// command connection sends none (its queue's timeouts watch it).
+TEST_CASE(a_nodes_subscriber_pings_while_it_carries_a_subscription)
+{
+    fake::Harness h(two_seeds, false);
+    REQUIRE(h.c);
+    start_two(h);
+    edgelock_lock lk = h.lock("a");
+    fake::Result r;
+    REQUIRE(acquire_start(h.c, lk, 7, 60000, EDGELOCK_LEASE_WATCHDOG, fake::record, &r) == EDGELOCK_OK);
+    Connection *cmd = sent_on(h);
+    REQUIRE(cmd);
+    h.link.reply(cmd, ":20000\r\n"); // held elsewhere: subscribe
+    ClusterNode *node = nullptr;
+    for (uint32_t i = 0; i < h.c->cluster.capacity; i++)
+        if (&h.c->cluster.nodes[i].cmd == cmd)
+            node = &h.c->cluster.nodes[i];
+    REQUIRE(node);
+    Connection *sub = &node->sub;
+    FakeLink::Conn &fc = h.link.of(sub);
+    if (!conn_ready(sub))
+        h.link.accept(sub);
+    const std::string chan = "redisson_lock__channel:{a}";
+    REQUIRE(!fc.log.empty() && resp_args(fc.log.back())[0] == "SUBSCRIBE");
+    h.link.push(sub, fake::subscribed(chan));
+    h.link.reply(cmd, ":20000\r\n"); // the attempt after subscribing
+    auto pings = [](FakeLink::Conn &c) {
+        size_t n = 0;
+        for (const std::string &b : c.log)
+            n += resp_args(b)[0] == "PING";
+        return n;
+    };
+    size_t cmd_pings = pings(h.link.of(cmd));
+    h.loop.advance(3000);
+    CHECK_EQ(pings(fc), 1u);
+    CHECK_EQ(pings(h.link.of(cmd)), cmd_pings);
+    CHECK_EQ(r.calls, 0);
+}
