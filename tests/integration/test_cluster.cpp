@@ -16,6 +16,7 @@
 #include <hiredis/hiredis.h>
 
 #include <atomic>
+#include <functional>
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -314,18 +315,22 @@ TEST_CASE(unlock_messages_go_out_with_spublish_on_the_owning_master)
     edgelock_client_destroy(c);
 }
 
-TEST_CASE(a_waiter_is_woken_by_the_sharded_message_not_the_lease)
+// A holder on master 0 with a lease far longer than the waiter's wait, a
+// waiter subscribed to its sharded channel; while_waiting runs with the waiter
+// subscribed, then the holder unlocks: only the message can wake the waiter
+// in time.
+void woken_by_the_message(const char *prefix, void (*waiter_config)(edgelock_config *),
+                          const std::function<void(RedisServer &)> &while_waiting)
 {
     RedisCluster &cl = shared_cluster();
     std::string url = cluster_url(cl, 2);
     edgelock_client *holder = make_client(url.c_str(), cluster_config);
-    edgelock_client *waiter = make_client(url.c_str(), cluster_config);
+    edgelock_client *waiter = make_client(url.c_str(), waiter_config);
     REQUIRE(holder && waiter);
-    std::string name = name_on_master(0, "clu:wake:");
+    std::string name = name_on_master(0, prefix);
     std::string channel = "redisson_lock__channel:{" + name + "}";
     edgelock_lock h = make_lock(holder, name.c_str());
     edgelock_lock w = make_lock(waiter, name.c_str());
-    // A lease far longer than the waiter's wait: only the message can wake it in time.
     CHECK_ST(edgelock_try_lock(holder, h, 0, 120000), EDGELOCK_OK);
     std::atomic<int> got{1};
     std::atomic<int> unlocked{1};
@@ -335,68 +340,7 @@ TEST_CASE(a_waiter_is_woken_by_the_sharded_message_not_the_lease)
             unlocked = edgelock_unlock(waiter, w, nullptr);
     });
     REQUIRE(wait_until(30000, [&] { return shard_subscribers(cl.node(0), channel) == 1; }));
-    CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
-    t.join();
-    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
-    CHECK_ST((edgelock_status)unlocked.load(), EDGELOCK_OK);
-    edgelock_lock_free(holder, h);
-    edgelock_lock_free(waiter, w);
-    edgelock_client_destroy(holder);
-    edgelock_client_destroy(waiter);
-}
-
-// PINGs the server has answered (INFO commandstats).
-static long long ping_calls(const RedisServer &r)
-{
-    redisReply *rep = r.command("INFO commandstats");
-    long long n = 0;
-    const char key[] = "cmdstat_ping:calls=";
-    if (rep && rep->type == REDIS_REPLY_STRING)
-        if (const char *p = strstr(rep->str, key))
-            n = atoll(p + sizeof(key) - 1);
-    if (rep)
-        freeReplyObject(rep);
-    return n;
-}
-
-// A waiter subscribed longer than the keepalive's period on its node: the
-// PINGs are answered (sharded: a RESP3 connection), so its subscriber is not
-// re-made, and the message still wakes it.
-TEST_CASE(a_long_wait_keeps_the_nodes_subscriber_through_its_pings)
-{
-    RedisCluster &cl = shared_cluster();
-    std::string url = cluster_url(cl, 2);
-    auto pinged_often = [](edgelock_config *cfg) {
-        cluster_config(cfg);
-        cfg->command_timeout_ms = 2000; // a PING every 3 s, 2 s for its answer
-    };
-    edgelock_client *holder = make_client(url.c_str(), cluster_config);
-    edgelock_client *waiter = make_client(url.c_str(), pinged_often);
-    REQUIRE(holder && waiter);
-    std::string name = name_on_master(0, "clu:alive:");
-    std::string channel = "redisson_lock__channel:{" + name + "}";
-    edgelock_lock h = make_lock(holder, name.c_str());
-    edgelock_lock w = make_lock(waiter, name.c_str());
-    CHECK_ST(edgelock_try_lock(holder, h, 0, 120000), EDGELOCK_OK);
-    std::atomic<int> got{1};
-    std::atomic<int> unlocked{1};
-    std::thread t([&] {
-        got = edgelock_try_lock(waiter, w, 60000, 30000);
-        if (got == EDGELOCK_OK)
-            unlocked = edgelock_unlock(waiter, w, nullptr);
-    });
-    REQUIRE(wait_until(30000, [&] { return shard_subscribers(cl.node(0), channel) == 1; }));
-    // Each redis_integer() is a connection of its own: between two CLIENT IDs
-    // the first call's id only, unless a connection of ours was made again.
-    long long id_before = redis_integer(cl.node(0), "CLIENT ID");
-    long long pings_before = ping_calls(cl.node(0));
-    sleep_ms(7000);
-    CHECK_EQ(redis_integer(cl.node(0), "CLIENT ID") - id_before, 2); // and ping_calls' own
-#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)
-    CHECK(ping_calls(cl.node(0)) >= pings_before + 2); // the keepalive ran (hiredis 1.1 on)
-#else
-    (void)pings_before;
-#endif
+    while_waiting(cl.node(0));
     CHECK_EQ(got.load(), 1); // still waiting
     CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
     t.join();
@@ -406,6 +350,37 @@ TEST_CASE(a_long_wait_keeps_the_nodes_subscriber_through_its_pings)
     edgelock_lock_free(waiter, w);
     edgelock_client_destroy(holder);
     edgelock_client_destroy(waiter);
+}
+
+TEST_CASE(a_waiter_is_woken_by_the_sharded_message_not_the_lease)
+{
+    woken_by_the_message("clu:wake:", cluster_config, [](RedisServer &) {});
+}
+
+void pinged_often(edgelock_config *cfg)
+{
+    cluster_config(cfg);
+    cfg->command_timeout_ms = 2000; // a PING every 3 s, 2 s for its answer
+}
+
+// A waiter subscribed longer than the keepalive's period on its node: the
+// PINGs are answered (sharded: a RESP3 connection), so its subscriber is not
+// re-made, and the message still wakes it.
+TEST_CASE(a_long_wait_keeps_the_nodes_subscriber_through_its_pings)
+{
+    woken_by_the_message("clu:alive:", pinged_often, [](RedisServer &node) {
+        // Each query is a connection of its own: between two CLIENT IDs only
+        // the queries' own ids, unless a connection of ours was made again.
+        long long id_before = redis_integer(node, "CLIENT ID");
+        long long pings_before = ping_calls(node);
+        sleep_ms(7000);
+        CHECK_EQ(redis_integer(node, "CLIENT ID") - id_before, 2);
+#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)
+        CHECK(ping_calls(node) >= pings_before + 2); // the keepalive ran (hiredis 1.1 on)
+#else
+        (void)pings_before;
+#endif
+    });
 }
 
 // Semaphores and the latch on a cluster: counter, zset and channel in the

@@ -3,9 +3,6 @@
 // is subscribed the connection is PINGed (hiredis 1.1 and later), the answers
 // are recognised, so the connection is never dropped for want of one, and
 // the waiter still hears the unlock.
-#include <stdlib.h>
-#include <string.h>
-
 #include <atomic>
 #include <thread>
 
@@ -15,20 +12,6 @@
 #include "clients.hpp"
 #include "edgelock/edgelock.h"
 #include "redis_server.hpp"
-
-static long long ping_calls(const RedisServer &r)
-{
-    redisReply *rep = r.command("INFO commandstats");
-    long long n = 0;
-    if (rep && rep->type == REDIS_REPLY_STRING) {
-        const char *p = strstr(rep->str, "cmdstat_ping:calls=");
-        if (p)
-            n = atoll(p + strlen("cmdstat_ping:calls="));
-    }
-    if (rep)
-        freeReplyObject(rep);
-    return n;
-}
 
 TEST_CASE(a_long_wait_through_several_pings_keeps_its_connection_and_hears_the_unlock)
 {

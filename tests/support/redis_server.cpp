@@ -156,6 +156,19 @@ redisReply *RedisServer::command(const char *fmt, ...) const
     return reply;
 }
 
+long long ping_calls(const RedisServer &r)
+{
+    redisReply *rep = r.command("INFO commandstats");
+    long long n = 0;
+    const char key[] = "cmdstat_ping:calls=";
+    if (rep && rep->type == REDIS_REPLY_STRING)
+        if (const char *p = strstr(rep->str, key))
+            n = atoll(p + sizeof(key) - 1);
+    if (rep)
+        freeReplyObject(rep);
+    return n;
+}
+
 long long redis_integer(const RedisServer &r, const char *fmt, ...)
 {
     va_list ap;

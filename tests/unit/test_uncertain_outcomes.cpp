@@ -276,20 +276,27 @@ TEST_CASE(a_cancel_during_an_attempt_that_succeeds_gives_the_lock_back)
 // the lock it had (found by an audit: the undo's 0 took the client's count
 // to 0, a "stale count" drain then freed the lock in Redis, and the watchdog
 // stopped, with no loss reported).
+// Owner 7 takes a with lease_ms, then re-enters, cancels the re-entry while
+// its attempt is on the wire, and Redis grants it: the undo is sent.
+void cancel_a_granted_re_entry(Harness &h, edgelock_lock a, int64_t lease_ms)
+{
+    Result first, again;
+    acquire_start(h.c, a, 7, 0, lease_ms, record, &first);
+    h.reply(kNil);
+    CHECK_ST(first.st, EDGELOCK_OK);
+    acquire_start(h.c, a, 7, 60000, lease_ms, record, &again);
+    acquire_cancel(h.c, 7);
+    h.reply(kNil); // the re-entry got its count
+    CHECK_ST(again.st, EDGELOCK_ERR_CANCELLED);
+    REQUIRE(is_release(h.last_cmd())); // the undo
+}
+
 TEST_CASE(a_cancelled_re_entry_gives_back_only_its_own_count)
 {
     Harness h(watchdog_30s);
     REQUIRE(h.c);
     edgelock_lock a = h.lock("a");
-    Result first, again;
-    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &first);
-    h.reply(kNil);
-    CHECK_ST(first.st, EDGELOCK_OK);
-    acquire_start(h.c, a, 7, 60000, EDGELOCK_LEASE_WATCHDOG, record, &again);
-    acquire_cancel(h.c, 7);
-    h.reply(kNil); // the re-entry got its count
-    CHECK_ST(again.st, EDGELOCK_ERR_CANCELLED);
-    REQUIRE(is_release(h.last_cmd())); // the undo
+    cancel_a_granted_re_entry(h, a, EDGELOCK_LEASE_WATCHDOG);
     size_t sent = h.cmd().log.size();
     h.reply(":0\r\n"); // Redis: still held (the first hold)
     h.loop.advance(0);
@@ -310,15 +317,7 @@ TEST_CASE(an_undo_that_frees_the_lock_reports_the_outer_hold_lost)
     Harness h(watchdog_30s);
     REQUIRE(h.c);
     edgelock_lock a = h.lock("a");
-    Result first, again;
-    acquire_start(h.c, a, 7, 0, 60000, record, &first);
-    h.reply(kNil);
-    CHECK_ST(first.st, EDGELOCK_OK);
-    acquire_start(h.c, a, 7, 60000, 60000, record, &again);
-    acquire_cancel(h.c, 7);
-    h.reply(kNil);
-    CHECK_ST(again.st, EDGELOCK_ERR_CANCELLED);
-    REQUIRE(is_release(h.last_cmd()));
+    cancel_a_granted_re_entry(h, a, 60000);
     h.reply(":1\r\n"); // freed: nothing of this owner is left in Redis
     CHECK_EQ(h.lost.calls, 1);
     int64_t left = 0;
