@@ -957,11 +957,16 @@ typedef struct edgelock_member {
 
 /**
  * MultiLock (RedissonMultiLock), blocking: take every member, all or nothing.
- * Members are taken in the order given (give every caller the same order); if
- * one cannot be had, those taken are released and the whole set is tried again
- * while the wait lasts. With a fixed lease each member is first taken with
- * lease + wait, and all leases are set to lease_ms once the set is complete, so
- * they end together. Owner: the calling thread, on every member's client.
+ * Members are taken in the order given (give every caller the same order),
+ * each waiting for what is left of the wait; if one is not had by then, those
+ * taken are released. With a fixed lease each member is first taken with
+ * lease + wait (EDGELOCK_WAIT_FOREVER: kept renewed with its client's
+ * watchdog_lease_ms while later members are awaited, so a process that dies
+ * still frees them within that lease; the blocking call awaits each later
+ * member a third of that lease at a time, renewing the others in between,
+ * so a fair member rejoins its queue each time; wait 0: lease_ms), and all
+ * leases are set to lease_ms once the set is complete, so they end together,
+ * renewed by nothing. Owner: the calling thread, on every member's client.
  * Results: OK, WAIT_TIMEOUT, INVALID_ARG (n is 0 or > EDGELOCK_MAX_MEMBERS, a
  * member appears twice), or the first member's error that is not contention.
  * On any result but OK nothing is held.
@@ -974,10 +979,11 @@ EDGELOCK_API edgelock_status edgelock_multi_unlock(const edgelock_member *member
 
 /**
  * RedLock (RedissonRedLock), blocking: the members are the same lock on n
- * independent Redis servers (one client each). All are tried at once; success
- * needs n/2+1 of them within the lease, and *validity_ms (may be NULL) is then
- * lease - elapsed - drift (drift = lease/100 + 2 ms): the time the caller may
- * rely on holding it. On failure every member is released and the set is tried
+ * independent Redis servers (one client each: a client twice is INVALID_ARG,
+ * as are a member twice and n 0 or > EDGELOCK_MAX_MEMBERS). All are tried at
+ * once; success needs n/2+1 of them within the lease, and *validity_ms (may
+ * be NULL) is then lease - elapsed - drift (drift = lease/100 + 2 ms): the
+ * time the caller may rely on holding it. On failure every member is released and the set is tried
  * again while the wait lasts. Each attempt on a server lasts at most its
  * client's command_timeout_ms (a stopped server costs that much once, then
  * fails fast while it stays down), so give RedLock member clients a short

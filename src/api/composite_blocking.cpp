@@ -41,17 +41,54 @@ static void release_all(const edgelock_member *m, size_t n, const bool *held)
             (void)run(ReqOp::Release, m[i], 0, 0);
 }
 
+// Renew the members taken so far (0..k-1) to a lease of lease_ms.
+static edgelock_status extend_all(const edgelock_member *m, size_t k, int64_t lease_ms)
+{
+    for (size_t i = 0; i < k; i++) {
+        edgelock_status st = run(ReqOp::Extend, m[i], 0, lease_ms);
+        if (st != EDGELOCK_OK)
+            return st;
+    }
+    return EDGELOCK_OK;
+}
+
 edgelock_status multi_try_lock(const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms)
 {
     if (!composite_valid_members(m, n) || !composite_valid_times(wait_ms, lease_ms))
         return EDGELOCK_ERR_INVALID_ARG;
     const uint64_t deadline = composite_deadline(wait_ms);
-    const int64_t first_lease = multi_first_lease(lease_ms, wait_ms);
+    int64_t first_lease = multi_first_lease(lease_ms, wait_ms);
+    // A wait without end and a fixed lease: the policy wants the members taken
+    // early held until the set is complete. This face cannot hand them to the
+    // watchdog, whose renewal an Extend does not end (its hold would stay
+    // renewed, and counted valid for a watchdog lease, after Redis was told
+    // lease_ms): it renews them itself instead, with the watchdog's lease and
+    // cadence. Each later member is awaited a third of that lease at a time;
+    // between two, the ones taken are renewed. A process that dies frees them
+    // within one watchdog lease, as the watchdog would.
+    const bool renew_early = first_lease == EDGELOCK_LEASE_WATCHDOG && lease_ms != EDGELOCK_LEASE_WATCHDOG;
+    int64_t renew_every = 0;
+    if (renew_early) {
+        first_lease = (int64_t)client_of(m[0])->cfg.watchdog_lease_ms;
+        for (size_t i = 1; i < n; i++)
+            if ((int64_t)client_of(m[i])->cfg.watchdog_lease_ms < first_lease)
+                first_lease = (int64_t)client_of(m[i])->cfg.watchdog_lease_ms;
+        renew_every = first_lease / 3 > 0 ? first_lease / 3 : 1;
+    }
     bool held[EDGELOCK_MAX_MEMBERS] = {};
     for (size_t i = 0; i < n; i++) {
         // In the order given, each waiting for what is left of the wait. A
         // member that cannot be had ends the attempt: the wait is spent.
-        edgelock_status st = run(ReqOp::Acquire, m[i], composite_left(deadline), first_lease);
+        edgelock_status st;
+        for (;;) {
+            const bool chunked = renew_early && i > 0;
+            st = run(ReqOp::Acquire, m[i], chunked ? renew_every : composite_left(deadline), first_lease);
+            if (!chunked || st != EDGELOCK_ERR_WAIT_TIMEOUT)
+                break;
+            st = extend_all(m, i, first_lease);
+            if (st != EDGELOCK_OK)
+                break; // one taken is gone: fail closed
+        }
         if (st != EDGELOCK_OK) {
             release_all(m, n, held);
             return st;
@@ -59,12 +96,10 @@ edgelock_status multi_try_lock(const edgelock_member *m, size_t n, int64_t wait_
         held[i] = true;
     }
     if (first_lease != lease_ms) {
-        for (size_t i = 0; i < n; i++) {
-            edgelock_status st = run(ReqOp::Extend, m[i], 0, lease_ms);
-            if (st != EDGELOCK_OK) {
-                release_all(m, n, held);
-                return st;
-            }
+        edgelock_status st = extend_all(m, n, lease_ms);
+        if (st != EDGELOCK_OK) {
+            release_all(m, n, held);
+            return st;
         }
     }
     return EDGELOCK_OK;
@@ -104,7 +139,7 @@ static void run_everywhere(ReqOp op, const edgelock_member *m, size_t n, int64_t
 edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms,
                                  int64_t *validity_ms)
 {
-    if (!composite_valid_members(m, n) || !composite_valid_times(wait_ms, lease_ms))
+    if (!composite_valid_members(m, n, true) || !composite_valid_times(wait_ms, lease_ms))
         return EDGELOCK_ERR_INVALID_ARG;
     const int64_t lease =
         lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)client_of(m[0])->cfg.watchdog_lease_ms : lease_ms;
@@ -134,7 +169,7 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
 
 edgelock_status redlock_unlock(const edgelock_member *m, size_t n)
 {
-    if (!composite_valid_members(m, n))
+    if (!composite_valid_members(m, n, true))
         return EDGELOCK_ERR_INVALID_ARG;
     edgelock_status st[EDGELOCK_MAX_MEMBERS];
     run_everywhere(ReqOp::Release, m, n, 0, 0, nullptr, st);

@@ -278,6 +278,14 @@ TEST_CASE(redlock_needs_a_majority_of_five_servers)
         m[i].lock = make_lock(clients[i], "red");
     }
     int64_t validity = 0;
+    // One server twice (two handles on one name of one client, or one client
+    // twice) would count one server twice toward the majority: refused.
+    edgelock_lock again = make_lock(clients[0], "red");
+    edgelock_member same_server[3] = {m[0], {clients[0], again}, m[1]};
+    CHECK_ST(edgelock_redlock_try_lock(same_server, 3, 0, 10000, &validity), EDGELOCK_ERR_INVALID_ARG);
+    CHECK_ST(edgelock_redlock_unlock(same_server, 3), EDGELOCK_ERR_INVALID_ARG);
+    CHECK_EQ(redis_integer(servers[0], "EXISTS red"), 0);
+    edgelock_lock_free(clients[0], again);
     CHECK_ST(edgelock_redlock_try_lock(m, kServers, 0, 10000, &validity), EDGELOCK_OK);
     CHECK(validity > 9000 && validity < 10000);
     CHECK_ST(edgelock_redlock_unlock(m, kServers), EDGELOCK_OK);

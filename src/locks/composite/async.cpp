@@ -13,6 +13,7 @@
 #include "locks/client.hpp"
 #include "locks/composite/policy.hpp"
 #include "locks/handles.hpp"
+#include "locks/holds.hpp"
 #include "locks/queries.hpp"
 #include "locks/release.hpp"
 
@@ -53,6 +54,9 @@ struct State {
     edgelock_member members[EDGELOCK_MAX_MEMBERS];
     MemberRef refs[EDGELOCK_MAX_MEMBERS];
     bool held[EDGELOCK_MAX_MEMBERS];
+    // MultiLock: the owner's hold was renewed by the watchdog before this
+    // composite took the member (a re-entry): that renewal is not ours to end.
+    bool renewed_before[EDGELOCK_MAX_MEMBERS];
     edgelock_status status[EDGELOCK_MAX_MEMBERS];
     uint64_t owner;
     int64_t lease_ms, first_lease_ms;
@@ -81,6 +85,10 @@ edgelock_status start(State *s, uint32_t i, Call call, int64_t wait_ms, int64_t 
     const edgelock_lock lk = s->members[i].lock;
     switch (call) {
     case Call::Acquire:
+        if (s->mode == Mode::MultiLock) {
+            Hold *h = hold_find(c, lk.id, s->owner, nullptr);
+            s->renewed_before[i] = h && hold_renewable(h);
+        }
         // A RedLock server that is unreachable counts as failed at once.
         return acquire_start(c, lk, s->owner, wait_ms, lease_ms, member_done, &s->refs[i],
                              s->mode == Mode::RedLock);
@@ -144,6 +152,27 @@ void succeed(State *s, int64_t value)
     finish(s);
 }
 
+// Aligning: a member this composite took under the watchdog (an endless
+// wait) gets the fixed lease asked for. The watchdog stops renewing it before
+// the Extend is sent, so no renewal can come after the Extend and undo its
+// lease (a batch already sent is answered first, and renew_done leaves a hold
+// that is no longer renewable alone). Until Extend's answer sets the lease
+// from its send time, the hold counts as what Redis granted at least: the last
+// confirmed renewal or acquire plus the watchdog lease (fail closed). If the
+// Extend fails, the composite releases it anyway.
+void end_watchdog(State *s, uint32_t i)
+{
+    if (s->renewed_before[i])
+        return;
+    Client *c = client_of(s, i);
+    Hold *h = hold_find(c, s->members[i].lock.id, s->owner, nullptr);
+    if (!h || !hold_renewable(h))
+        return;
+    h->watchdog = false;
+    h->lease_ms = (int64_t)c->cfg.watchdog_lease_ms;
+    h->expires_ms = add_ms(h->confirmed_ms, c->cfg.watchdog_lease_ms);
+}
+
 void take_next(State *s)
 {
     edgelock_status st = start(s, s->next, Call::Acquire, composite_left(s->deadline), s->first_lease_ms);
@@ -197,6 +226,9 @@ void member_done(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, 
         if (++s->next < s->n) {
             take_next(s);
         } else if (s->first_lease_ms != s->lease_ms) {
+            if (s->first_lease_ms == EDGELOCK_LEASE_WATCHDOG)
+                for (uint32_t k = 0; k < s->n; k++)
+                    end_watchdog(s, k);
             if (start_all(s, Phase::Aligning, Call::Extend, nullptr, 0, s->lease_ms) == 0)
                 give_back(s, first_error(s, EDGELOCK_ERR_INVALID_ARG), false);
         } else {
@@ -230,7 +262,7 @@ edgelock_status begin(edgelock_composite *storage, Mode mode, const edgelock_mem
                       uint64_t owner, int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb, void *user,
                       State **out)
 {
-    if (!storage || !cb || !composite_valid_members(m, n))
+    if (!storage || !cb || !composite_valid_members(m, n, mode == Mode::RedLock || mode == Mode::RedUnlock))
         return EDGELOCK_ERR_INVALID_ARG;
     bool locking = mode == Mode::MultiLock || mode == Mode::RedLock;
     if (locking && !composite_valid_times(wait_ms, lease_ms))

@@ -16,16 +16,21 @@ bool composite_valid_times(int64_t wait_ms, int64_t lease_ms)
     return lease_ms == EDGELOCK_LEASE_WATCHDOG || (lease_ms > 0 && lease_ms <= EDGELOCK_MAX_TIME_MS);
 }
 
-bool composite_valid_members(const edgelock_member *m, size_t n)
+bool composite_valid_members(const edgelock_member *m, size_t n, bool one_per_client)
 {
     if (!m || n == 0 || n > EDGELOCK_MAX_MEMBERS)
         return false;
     for (size_t i = 0; i < n; i++) {
         if (!m[i].client)
             return false;
-        for (size_t j = 0; j < i; j++)
+        for (size_t j = 0; j < i; j++) {
             if (m[j].client == m[i].client && m[j].lock.id == m[i].lock.id)
                 return false; // a member twice would be taken as a re-entry
+            // RedLock: two members on one client are one server counted
+            // twice toward the majority (two handles on one name: one hash).
+            if (one_per_client && m[j].client == m[i].client)
+                return false;
+        }
     }
     return true;
 }
@@ -43,8 +48,10 @@ int64_t composite_left(uint64_t deadline)
 
 int64_t multi_first_lease(int64_t lease_ms, int64_t wait_ms)
 {
-    if (lease_ms == EDGELOCK_LEASE_WATCHDOG || wait_ms <= 0)
-        return lease_ms;
+    if (lease_ms == EDGELOCK_LEASE_WATCHDOG || wait_ms == 0)
+        return lease_ms; // the watchdog's own, or no member waits
+    if (wait_ms == EDGELOCK_WAIT_FOREVER)
+        return EDGELOCK_LEASE_WATCHDOG; // no lease + wait covers a wait without end
     return lease_ms + wait_ms > EDGELOCK_MAX_TIME_MS ? EDGELOCK_MAX_TIME_MS : lease_ms + wait_ms;
 }
 

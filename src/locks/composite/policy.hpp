@@ -13,15 +13,19 @@ namespace edgelock
 {
 
 bool composite_valid_times(int64_t wait_ms, int64_t lease_ms);
-bool composite_valid_members(const edgelock_member *m, size_t n); // 1..EDGELOCK_MAX_MEMBERS, none twice
+// 1..EDGELOCK_MAX_MEMBERS, none twice; one_per_client (RedLock): no client twice.
+bool composite_valid_members(const edgelock_member *m, size_t n, bool one_per_client = false);
 // The end of a wait of wait_ms from now (kForever for EDGELOCK_WAIT_FOREVER),
 // and what is left of it (EDGELOCK_WAIT_FOREVER when it has no end).
 uint64_t composite_deadline(int64_t wait_ms);
 int64_t composite_left(uint64_t deadline);
 
 // MultiLock: members taken early must not lapse while later ones are awaited:
-// they are taken with lease + wait, and every lease is aligned to lease_ms
-// once the set is complete (when this differs from lease_ms).
+// they are taken with lease + wait, or under the watchdog when the wait has no
+// end (renewed while the process lives, so a dead one still frees them within
+// a watchdog lease), and every lease is aligned to lease_ms once the set is
+// complete (when this differs from lease_ms): a fixed lease, the watchdog's
+// renewal of it ended. With wait 0 no member waits: plain lease_ms.
 int64_t multi_first_lease(int64_t lease_ms, int64_t wait_ms);
 // MultiLock unlock: the first error, every member tried regardless.
 edgelock_status multi_unlock_result(const edgelock_status *st, size_t n);
