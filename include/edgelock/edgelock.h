@@ -981,12 +981,14 @@ EDGELOCK_API edgelock_status edgelock_multi_unlock(const edgelock_member *member
 
 /**
  * RedLock (RedissonRedLock), blocking: the members are the same lock on n
- * independent Redis servers (one client each: a client twice is INVALID_ARG,
- * as are a member twice and n 0 or > EDGELOCK_MAX_MEMBERS). All are tried at
- * once; success needs n/2+1 of them within the lease, and *validity_ms (may
- * be NULL) is then lease - elapsed - drift (drift = lease/100 + 2 ms): the
- * time the caller may rely on holding it. On failure every member is released and the set is tried
- * again while the wait lasts. Each attempt on a server lasts at most its
+ * independent Redis servers (one client each: a client twice is INVALID_ARG
+ * unless it is a redis-cluster:// client, whose members must then name locks
+ * on different masters; so are a member twice and n 0 or >
+ * EDGELOCK_MAX_MEMBERS). All are tried at once; success needs n/2+1 of them
+ * within the lease, and *validity_ms (may be NULL) is then lease - elapsed -
+ * drift (drift = lease/100 + 2 ms): the time the caller may rely on holding
+ * it. On failure every member is released and the set is tried again while
+ * the wait lasts. Each attempt on a server lasts at most its
  * client's command_timeout_ms (a stopped server costs that much once, then
  * fails fast while it stays down), so give RedLock member clients a short
  * command_timeout_ms.

@@ -139,7 +139,7 @@ static void run_everywhere(ReqOp op, const edgelock_member *m, size_t n, int64_t
 edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms,
                                  int64_t *validity_ms)
 {
-    if (!composite_valid_members(m, n, true) || !composite_valid_times(wait_ms, lease_ms))
+    if (!composite_valid_members(m, n, client_one_server) || !composite_valid_times(wait_ms, lease_ms))
         return EDGELOCK_ERR_INVALID_ARG;
     const int64_t lease =
         lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)client_of(m[0])->cfg.watchdog_lease_ms : lease_ms;
@@ -169,7 +169,7 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
 
 edgelock_status redlock_unlock(const edgelock_member *m, size_t n)
 {
-    if (!composite_valid_members(m, n, true))
+    if (!composite_valid_members(m, n, client_one_server))
         return EDGELOCK_ERR_INVALID_ARG;
     edgelock_status st[EDGELOCK_MAX_MEMBERS];
     run_everywhere(ReqOp::Release, m, n, 0, 0, nullptr, st);

@@ -140,6 +140,13 @@ inline bool client_connected(const Client *c)
 }
 
 // True when cfg is one client_create() accepts (fields and URL).
+// Whether every lock of this client lives on one server (all but a
+// redis-cluster:// client): what RedLock counts as one vote.
+inline bool client_one_server(const edgelock_client *client)
+{
+    return !reinterpret_cast<const Client *>(client)->url.cluster;
+}
+
 bool client_config_valid(const edgelock_config *cfg);
 
 // Build a client on loop (libevent: loop->base), every table allocated; the

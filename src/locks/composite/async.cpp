@@ -262,7 +262,9 @@ edgelock_status begin(edgelock_composite *storage, Mode mode, const edgelock_mem
                       uint64_t owner, int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb, void *user,
                       State **out)
 {
-    if (!storage || !cb || !composite_valid_members(m, n, mode == Mode::RedLock || mode == Mode::RedUnlock))
+    if (!storage || !cb ||
+        !composite_valid_members(
+            m, n, mode == Mode::RedLock || mode == Mode::RedUnlock ? client_one_server : nullptr))
         return EDGELOCK_ERR_INVALID_ARG;
     bool locking = mode == Mode::MultiLock || mode == Mode::RedLock;
     if (locking && !composite_valid_times(wait_ms, lease_ms))

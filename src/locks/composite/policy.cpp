@@ -16,7 +16,7 @@ bool composite_valid_times(int64_t wait_ms, int64_t lease_ms)
     return lease_ms == EDGELOCK_LEASE_WATCHDOG || (lease_ms > 0 && lease_ms <= EDGELOCK_MAX_TIME_MS);
 }
 
-bool composite_valid_members(const edgelock_member *m, size_t n, bool one_per_client)
+bool composite_valid_members(const edgelock_member *m, size_t n, bool (*one_server)(const edgelock_client *))
 {
     if (!m || n == 0 || n > EDGELOCK_MAX_MEMBERS)
         return false;
@@ -26,9 +26,10 @@ bool composite_valid_members(const edgelock_member *m, size_t n, bool one_per_cl
         for (size_t j = 0; j < i; j++) {
             if (m[j].client == m[i].client && m[j].lock.id == m[i].lock.id)
                 return false; // a member twice would be taken as a re-entry
-            // RedLock: two members on one client are one server counted
-            // twice toward the majority (two handles on one name: one hash).
-            if (one_per_client && m[j].client == m[i].client)
+            // RedLock: two members on a client of one server are that server
+            // counted twice toward the majority (a cluster client's names
+            // may be on different masters).
+            if (one_server && m[j].client == m[i].client && one_server(m[i].client))
                 return false;
         }
     }

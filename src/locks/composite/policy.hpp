@@ -13,8 +13,10 @@ namespace edgelock
 {
 
 bool composite_valid_times(int64_t wait_ms, int64_t lease_ms);
-// 1..EDGELOCK_MAX_MEMBERS, none twice; one_per_client (RedLock): no client twice.
-bool composite_valid_members(const edgelock_member *m, size_t n, bool one_per_client = false);
+// 1..EDGELOCK_MAX_MEMBERS, none twice; with one_server (RedLock), no client
+// twice of which one_server says it reaches a single server.
+bool composite_valid_members(const edgelock_member *m, size_t n,
+                             bool (*one_server)(const edgelock_client *) = nullptr);
 // The end of a wait of wait_ms from now (kForever for EDGELOCK_WAIT_FOREVER),
 // and what is left of it (EDGELOCK_WAIT_FOREVER when it has no end).
 uint64_t composite_deadline(int64_t wait_ms);
