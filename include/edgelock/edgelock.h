@@ -308,7 +308,7 @@ typedef struct edgelock_config {
     uint32_t max_commands;      /** Redis commands queued or in flight at once (default 128) */
     uint32_t max_name_len;      /** longest lock name in bytes (default 128, at most 4096) */
 
-    uint32_t watchdog_lease_ms;   /** lease under the watchdog (default 30000, at least 30) */
+    uint32_t watchdog_lease_ms; /** lease under the watchdog (default 30000, at least 30) */
     /** every Redis command, queued time included (default 3000). Also the
      *  subscriber connection's keepalive: while it carries a subscription it
      *  sends PING every max(command_timeout_ms, 3000) ms and is re-made
@@ -318,8 +318,8 @@ typedef struct edgelock_config {
      *  the holder's lease end (a redis-cluster:// client's subscriber on
      *  each node too). Needs hiredis 1.1 or later (0.14 drops the answer). */
     uint32_t command_timeout_ms;
-    uint32_t connect_timeout_ms;  /** TCP connect + AUTH + SELECT (default 3000) */
-    uint32_t reconnect_min_ms;    /** first reconnect delay (default 100) */
+    uint32_t connect_timeout_ms; /** TCP connect + AUTH + SELECT (default 3000) */
+    uint32_t reconnect_min_ms;   /** first reconnect delay (default 100) */
     /** reconnect delay cap, doubling up to it (default 5000). The delay
      *  starts over from reconnect_min_ms only once a connection has stayed
      *  up this long: one dropped right after its setup each time (an ACL
