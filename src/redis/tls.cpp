@@ -152,15 +152,6 @@ bool tls_available()
     return false;
 }
 
-// OpenSSL's default for an encrypted key is to ask for its passphrase on the
-// terminal, from inside client creation, with no time limit: a daemon with a
-// tty would hang there. No passphrase is ever given, so such a key fails to
-// load and creation reports it.
-static int no_passphrase(char *, int, int, void *)
-{
-    return 0;
-}
-
 void *tls_context_new(const TlsOptions &o, edgelock_status *st)
 {
     log_to(o.log, EDGELOCK_LOG_ERROR,
