@@ -299,7 +299,7 @@ edgelock_status permits_check_take(Client *c, const LockEntry *le, uint64_t lock
             return EDGELOCK_ERR_INVALID_ARG;
         // One take at a time per owner (its permits share one id base), but
         // permits whose lease ran out, or that the watchdog found lost (the
-        // loss marker), are not a take: a new one supersedes them
+        // loss marker), are not a take: the next take supersedes them
         // (hold_reserve), as a lock call does a lock's.
         Hold *h = hold_find(c, lock_id, owner, nullptr);
         bool taken = h && (h->count > 0 || h->pending > 0) && !(h->lost && h->pending == 0) &&

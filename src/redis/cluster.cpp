@@ -172,22 +172,9 @@ void cluster_refresh(Cluster *cl)
     // None ready: the next command connection asks in its setup.
 }
 
-// A connection closed for good, made new again for another address.
-static void conn_reset(Connection *conn)
-{
-    conn->closed = false;
-    conn->tcp_up = false;
-    conn->setup_pending = 0;
-    conn->backoff_ms = conn->reconnect_min_ms;
-    conn->down_since_ms = 0;
-    conn->down_status = EDGELOCK_ERR_CONNECTION;
-    conn->server_instance = 0;
-    conn->push_replies = false;
-}
-
 // Close and free the entries no slot of the map points to, but the seeds and
 // keep (whose callback is running): a master gone in a failover is not
-// reconnected forever, and its entry is there for the next new address.
+// reconnected forever, and its entry is there for the next address seen.
 // Commands in flight on them complete with CONNECTION; their subscriptions
 // are down (and made again on their slots' masters). How many were freed.
 static uint32_t free_unmapped(Cluster *cl, const Connection *keep)
@@ -208,8 +195,8 @@ static uint32_t free_unmapped(Cluster *cl, const Connection *keep)
             cl->hooks.subscriber_down(cl->hooks.ctx, &n->sub);
         }
         conn_close(&n->cmd);
-        conn_reset(&n->cmd);
-        conn_reset(&n->sub);
+        conn_reuse(&n->cmd);
+        conn_reuse(&n->sub);
         n->used = false;
         n->sub_started = false;
         n->refresh_failed = false;
@@ -295,7 +282,7 @@ static bool command_setup(void *ctx, Connection *conn)
 
 static void command_ready(void *ctx)
 {
-    node_of(ctx)->refresh_failed = false; // a new connection: worth asking again
+    node_of(ctx)->refresh_failed = false; // connected again: worth asking again
     Cluster *cl = node_of(ctx)->cluster;
     cl->hooks.commands_ready(cl->hooks.ctx);
 }

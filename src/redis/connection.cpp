@@ -469,6 +469,18 @@ void conn_drop(Connection *conn)
         went_down(conn);
 }
 
+void conn_reuse(Connection *conn)
+{
+    conn->closed = false;
+    conn->tcp_up = false;
+    conn->setup_pending = 0;
+    conn->backoff_ms = conn->reconnect_min_ms;
+    conn->down_since_ms = 0;
+    conn->down_status = EDGELOCK_ERR_CONNECTION;
+    conn->server_instance = 0;
+    conn->push_replies = false;
+}
+
 void conn_close(Connection *conn)
 {
     conn->closed = true;

@@ -156,6 +156,7 @@ void conn_fini(Connection *conn);
 void conn_start(Connection *conn);
 void conn_drop(Connection *conn);         // close now and reconnect later; replies due come as NULL
 void conn_close(Connection *conn);        // close for good (shutdown)
+void conn_reuse(Connection *conn);        // one closed for good, to be opened again (another address)
 void conn_flush_output(Connection *conn); // write what is buffered for the socket, now
 inline bool conn_ready(const Connection *conn)
 {
