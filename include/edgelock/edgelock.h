@@ -524,7 +524,10 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
  * run out, never by polling. Results: OK, WAIT_TIMEOUT, TABLE_FULL (hold,
  * waiter or subscription table: edgelock_stats says which), CONNECTION/TIMEOUT
  * (Redis gone for the whole wait), REDIS (e.g. WRONGTYPE), PROTOCOL,
- * NOT_REPLICATED, SHUTDOWN. When the last attempt's reply never came (TIMEOUT,
+ * NOT_REPLICATED, SHUTDOWN. The call ends at wait_ms, except when an attempt
+ * is under way then (on the wire, or queued for a connection being made
+ * again): that attempt decides, at most command_timeout_ms later, as it may
+ * have taken the lock. When the last attempt's reply never came (TIMEOUT,
  * CONNECTION) the lock may have been taken in Redis: a first hold is then
  * given back by an unlock that waits for Redis as long as it takes and is
  * repeated until Redis answers it (lock_free is BUSY until it has gone out);
@@ -610,9 +613,11 @@ EDGELOCK_API uint64_t edgelock_current_owner(void);
  * End every lock call of `owner` on this client that has not finished: each
  * completes with EDGELOCK_ERR_CANCELLED (a blocking call returns it, an async
  * call's callback gets it) and holds nothing. A call whose attempt is on the
- * wire ends when its reply comes (about one round trip): if that attempt got
- * the lock, it is given back first. Waits for an unlock message or for a
- * holder's TTL end at once. A fair waiter leaves the queue.
+ * wire ends when its reply comes (about one round trip, at most
+ * command_timeout_ms): if that attempt got the lock, it is given back first.
+ * Waits for an unlock message or for a holder's TTL end at once, and so does
+ * a call whose attempt still waits for its connection (Redis down): that
+ * attempt is withdrawn unsent. A fair waiter leaves the queue.
  * For blocking calls `owner` is the waiting thread's edgelock_current_owner(),
  * which that thread must hand to the one that cancels (a signal handler must
  * not call this: post to a thread that does). A call that reaches the client

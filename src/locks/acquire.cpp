@@ -184,7 +184,8 @@ static void attempt(Client *c, uint32_t index, bool woken = false)
     // A latch's await writes nothing: no WAIT (it would fail an open latch
     // with NOT_REPLICATED when a replica lags).
     bool replicas = replicas_wanted(c) && lock_kind(c, w->lock_id) != EDGELOCK_LATCH;
-    if ((replicas && c->queue.cmds.available() < 2) || !call_start(c, call, woken && !replicas)) {
+    uint64_t cmd_id = 0;
+    if ((replicas && c->queue.cmds.available() < 2) || !call_start(c, call, woken && !replicas, &cmd_id)) {
         // Command table full: try again as soon as any command completes. The
         // wait timer keeps running so the deadline still holds.
         if (!w->starved)
@@ -200,6 +201,7 @@ static void attempt(Client *c, uint32_t index, bool woken = false)
     timer_cancel(&c->waiter_timers[index]);
     w->state = WaiterState::Attempting;
     w->attempted = true;
+    w->attempt_cmd = cmd_id; // a cancel withdraws it while it waits for its connection
     if (replicas) {
         LockCall wait = replicas_wait_call(w->lock_id, wait_done);
         wait.ref = call.ref;
@@ -538,10 +540,16 @@ void acquire_cancel(Client *c, uint64_t owner)
         Waiter *w = c->waiters.get(i);
         if (!w || w->owner != owner)
             continue;
-        if (w->state == WaiterState::Attempting || w->replicating)
-            w->cancelled = true; // its reply decides what to give back
-        else
+        if (w->state == WaiterState::Attempting || w->replicating) {
+            // An attempt on the wire: its reply decides what to give back.
+            // One still waiting for its connection never reached Redis: it
+            // is withdrawn, and the call ends now (acquire_done).
+            w->cancelled = true;
+            if (!w->replicating)
+                queue_withdraw(&c->queue, w->attempt_cmd, EDGELOCK_ERR_CANCELLED);
+        } else {
             finish(c, i, EDGELOCK_ERR_CANCELLED);
+        }
     }
 }
 

@@ -26,6 +26,7 @@ struct Waiter {
     int64_t lease_ms;     // EDGELOCK_LEASE_WATCHDOG or fixed
     uint64_t deadline_ms; // kForever when waiting forever
     uint64_t seq;         // arrival order: "wake one" wakes the oldest
+    uint64_t attempt_cmd; // its latest attempt's command (a queue id)
     edgelock_result_fn cb;
     void *user;
     uint32_t hold_index;
@@ -40,7 +41,7 @@ struct Waiter {
     bool attempted;
     bool give_up_on_connection_error; // end at the first sign Redis is unreachable
     bool timer_is_deadline;           // the armed timer ends the wait
-    bool cancelled;                   // edgelock_cancel(): ends when its attempt's reply comes
+    bool cancelled;                   // edgelock_cancel(): ends when its attempt is answered or withdrawn
     edgelock_status last_error;       // a connection problem seen while waiting
     // wait_replicas: acquired, the WAIT behind it still to answer.
     bool replicating;

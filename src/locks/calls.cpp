@@ -48,12 +48,14 @@ void call_pin(Client *c, uint64_t id, Connection *conn)
     cmd->pinned = true;
 }
 
-bool call_start(Client *c, const LockCall &call, bool urgent)
+bool call_start(Client *c, const LockCall &call, bool urgent, uint64_t *id_out)
 {
     static_assert(std::is_trivially_copyable<LockCall>::value, "LockCall is copied as bytes");
     uint64_t id;
     if (!call_new(c, call, &id))
         return false;
+    if (id_out)
+        *id_out = id;
     queue_get(&c->queue, id)->urgent = urgent;
     queue_submit(&c->queue, id);
     return true;

@@ -71,8 +71,9 @@ inline const LockCall *call_of(const Command *cmd)
 // Start it: sent now when connected, else queued. False when the command
 // table is full or the client closing (nothing changed). urgent: onto the
 // socket at once even where commands wait for the loop's next turn (a
-// waiter woken by a message: the lock is free now).
-bool call_start(Client *c, const LockCall &call, bool urgent = false);
+// waiter woken by a message: the lock is free now). id_out: its command's
+// id, set before it is submitted.
+bool call_start(Client *c, const LockCall &call, bool urgent = false, uint64_t *id_out = nullptr);
 // In two steps, for the watchdog's batch, whose holds are tagged with the
 // command's id before it goes out.
 LockCall *call_new(Client *c, const LockCall &call, uint64_t *id);

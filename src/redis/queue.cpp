@@ -384,6 +384,15 @@ void queue_flush(CommandQueue *q)
     }
 }
 
+bool queue_withdraw(CommandQueue *q, uint64_t id, edgelock_status st)
+{
+    Command *cmd = q->cmds.get_id(id);
+    if (!cmd || cmd->state != CmdState::Queued)
+        return false;
+    complete(q, id_index(id), nullptr, st);
+    return true;
+}
+
 void queue_fail_all(CommandQueue *q, edgelock_status st)
 {
     for (uint32_t i = 0; i < q->cmds.end(); i++)

@@ -109,6 +109,10 @@ void queue_set_patient(CommandQueue *q, uint64_t id);
 // loop's next turn) unless it cannot be formatted at all.
 void queue_submit(CommandQueue *q, uint64_t id);
 void queue_flush(CommandQueue *q); // send what waits (the connection is ready)
+// A command not sent yet (its connection down, its slot unknown, a retry
+// pending) completes now with st, and true: it never reached Redis, so
+// nothing of it can have run. A sent one is left to its reply: false.
+bool queue_withdraw(CommandQueue *q, uint64_t id, edgelock_status st);
 void queue_fail_all(CommandQueue *q, edgelock_status st);
 // The connection's reply hook (ConnHooks::reply), with the queue as ctx.
 void queue_on_reply(void *queue, struct redisReply *reply, void *privdata);

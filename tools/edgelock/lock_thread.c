@@ -125,6 +125,7 @@ void *lock_thread(void *arg)
     pthread_mutex_lock(&s->mu);
     if (s->cancelled && check == EDGELOCK_OK)
         st = EDGELOCK_ERR_CANCELLED;
+    s->acquiring = st == EDGELOCK_OK;
     pthread_mutex_unlock(&s->mu);
     if (st == EDGELOCK_OK) {
         if (held && verbose) {
@@ -205,7 +206,10 @@ int cancel_lock_thread(struct run_state *s, int ms)
     pthread_mutex_lock(&s->mu);
     s->cancelled = 1;
     uint64_t owner = s->owner;
+    int acquiring = s->acquiring || s->acquire_done;
     pthread_mutex_unlock(&s->mu);
+    if (!acquiring)
+        return 0;
     for (int waited = 0;; waited += 20) {
         pthread_mutex_lock(&s->mu);
         int done = s->acquire_done;

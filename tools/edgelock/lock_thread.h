@@ -38,6 +38,7 @@ struct run_state {
     uint64_t acquired_at; /* now_ms() when the acquire call returned */
     edgelock_status release_st;
     uint64_t owner; /* the lock thread's edgelock_current_owner(), for edgelock_cancel() */
+    int acquiring;  /* its lock call has started (a cancel must wait for it to end) */
     /* main -> lock thread, under mu */
     int release_requested;
     int cancelled; /* a signal came while waiting: do not start an acquire */
@@ -62,7 +63,10 @@ void finish_lock_thread(struct run_state *s, pthread_t th);
 /* A signal while waiting: cancels the lock thread's lock calls on every
  * client (again and again: a composite call may be between members) until it
  * reports, at most ms. 1 when it reported (then acquire_st says how it ended:
- * CANCELLED, or OK when the lock came first), 0 when it did not in time. */
+ * CANCELLED, or OK when the lock came first), 0 when it did not in time, and
+ * 0 at once when no lock call has started (the thread is still asking
+ * whether the lock is held, a query nothing can cancel; it now never
+ * starts one, so nothing is left to give back). */
 int cancel_lock_thread(struct run_state *s, int ms);
 
 #endif

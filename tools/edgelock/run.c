@@ -73,9 +73,11 @@ static int wait_for_acquire(struct run_state *s, pthread_t th, const sigset_t *h
             }
             /* Cancel the wait: the lock call ends at once (or when the reply
              * of an attempt on the wire comes, giving back a lock it took), a
-             * fair waiter leaves the queue, and the clients go cleanly. Only
-             * if Redis does not answer that attempt in time, leave at once:
-             * a client must not be destroyed under a thread inside it. */
+             * fair waiter leaves the queue, and the clients go cleanly. If
+             * Redis does not answer that attempt in time, or the thread is
+             * still in its first query (no lock call made, none to come),
+             * leave at once: a client must not be destroyed under a thread
+             * inside it. */
             if (!cancel_lock_thread(
                     s, (int)(a->shape == RUN_REDLOCK ? REDLOCK_TIMEOUT_MS : REDIS_TIMEOUT_MS) + 1000)) {
                 msg("%s received while waiting for %s; gave up", signal_name(sig), a->label);
