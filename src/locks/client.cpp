@@ -401,7 +401,8 @@ static bool build(Client *c, const LinkOps *link)
     ok = conn_init(&c->sub_conn, &c->loop, link, cc_sub, sub_hooks) && ok;
     if (c->url.sentinel) {
         const SentinelWatchHooks watch_hooks = {c, sentinel_switched};
-        ok = sentinel_watch_init(&c->sentinel_watch, &c->loop, link, cc, watch_hooks) && ok;
+        // A subscriber too: the subscriber's keepalive period and timeout.
+        ok = sentinel_watch_init(&c->sentinel_watch, &c->loop, link, cc_sub, watch_hooks) && ok;
         c->table_bytes += loop_timer_bytes(&c->loop);
     }
     ok = queue_init(&c->queue, cmd_slots, cfg.max_commands, buf, buf_len, &c->cmd_conn, &c->loop,

@@ -55,6 +55,7 @@ bool parse_switch_master(const char *msg, size_t len, const char *master, char *
 static void ready(void *ctx)
 {
     auto *w = static_cast<SentinelWatch *>(ctx);
+    w->subscribed = false;
     char buf[64];
     RespCommand rc(buf, sizeof(buf));
     rc.arg("SUBSCRIBE");
@@ -65,11 +66,32 @@ static void ready(void *ctx)
         conn_drop(&w->conn); // the next sentinel, after the backoff
 }
 
+static void down(void *ctx)
+{
+    static_cast<SentinelWatch *>(ctx)->subscribed = false;
+}
+
+// ConnKeepaliveFn: PING (naming the channel, as a subscriber's PING does)
+// once the subscription is confirmed.
+static bool keepalive(void *ctx, const Connection *, const char **channel, size_t *len)
+{
+    if (!static_cast<SentinelWatch *>(ctx)->subscribed)
+        return false;
+    *channel = kChannel;
+    *len = sizeof(kChannel) - 1;
+    return true;
+}
+
 static void reply(void *reply_ctx, redisReply *r, void *privdata)
 {
     auto *w = static_cast<SentinelWatch *>(reply_ctx);
-    // ["message", "+switch-master", text]; the subscribe confirmation and a
-    // drop (NULL) need nothing: a drop reconnects to the next sentinel.
+    if (r && privdata == &subscribe_tag && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+        reply_text_is(r->element[0], "subscribe")) {
+        w->subscribed = true;
+        return;
+    }
+    // ["message", "+switch-master", text]; a drop (NULL) needs nothing: it
+    // reconnects to the next sentinel.
     if (!r || privdata != &subscribe_tag || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
         !reply_text_is(r->element[0], "message") || !reply_text_is(r->element[1], kChannel) ||
         r->element[2]->type != REDIS_REPLY_STRING)
@@ -91,7 +113,12 @@ bool sentinel_watch_init(SentinelWatch *w, Loop *loop, const LinkOps *ops, ConnC
     cfg.role = "sentinel watch";
     cfg.to_sentinels = true;
     cfg.pubsub = true;
-    const ConnHooks ch = {w, ready, nullptr, nullptr, reply, w, nullptr};
+    w->subscribed = false;
+    if (cfg.keepalive) {
+        cfg.keepalive = keepalive;
+        cfg.keepalive_ctx = w;
+    }
+    const ConnHooks ch = {w, ready, down, nullptr, reply, w, nullptr};
     return conn_init(&w->conn, loop, ops, cfg, ch);
 }
 

@@ -21,10 +21,14 @@ struct SentinelWatchHooks {
 struct SentinelWatch {
     Connection conn; // to the sentinels in turn (ConnConfig::to_sentinels)
     SentinelWatchHooks hooks;
+    bool subscribed; // the sentinel confirmed the SUBSCRIBE on this connection
 };
 
 // cfg as for the owner's other connections; its role and to_sentinels are set
-// here. False when the connection's timer cannot be had.
+// here. With a keepalive in cfg (the subscriber's period and timeout), the
+// watch PINGs its sentinel while subscribed: a sentinel whose path died
+// without a reset is left for the next one, not trusted for ever. False when
+// the connection's timer cannot be had.
 bool sentinel_watch_init(SentinelWatch *w, Loop *loop, const LinkOps *ops, ConnConfig cfg,
                          const SentinelWatchHooks &hooks);
 void sentinel_watch_start(SentinelWatch *w);

@@ -72,6 +72,22 @@ struct Sentinel {
             redisFree(c);
         return v;
     }
+    // CLIENT LIST as this sentinel has it ("" when it does not answer).
+    std::string client_list()
+    {
+        redisContext *c = redisConnect("127.0.0.1", port);
+        std::string out;
+        if (c && !c->err) {
+            redisReply *r = (redisReply *)redisCommand(c, "CLIENT LIST");
+            if (r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_VERB))
+                out.assign(r->str, r->len);
+            if (r)
+                freeReplyObject(r);
+        }
+        if (c)
+            redisFree(c);
+        return out;
+    }
     // The port of the master this sentinel names now (0: none).
     uint16_t master_port()
     {
@@ -169,6 +185,34 @@ TEST_CASE(the_master_is_found_through_the_sentinels)
     CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
+
+    // The watch on +switch-master is PINGed while subscribed (hiredis 1.1
+    // and later), as the subscriber is: on a sentinel, the one subscribed
+    // client is ours (sentinels subscribe only on masters and replicas), and
+    // its last command turns from SUBSCRIBE to PING.
+#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)
+    c = make_client(st.url.c_str(), [](edgelock_config *cfg) {
+        sentinel_config(cfg);
+        cfg->command_timeout_ms = 1000; // a PING every 3 s
+    });
+    REQUIRE(c);
+    auto watch_pinged = [&] {
+        for (auto &x : st.s) {
+            std::string list = x.client_list();
+            for (size_t at = 0, end; at < list.size(); at = end + 1) {
+                end = list.find('\n', at);
+                if (end == std::string::npos)
+                    end = list.size();
+                std::string line = list.substr(at, end - at);
+                if (line.find(" sub=1 ") != std::string::npos && line.find(" cmd=ping") != std::string::npos)
+                    return true;
+            }
+        }
+        return false;
+    };
+    CHECK(wait_until(20000, watch_pinged));
+    edgelock_client_destroy(c);
+#endif
 
     // A sentinel that is not there is skipped.
     std::string url = "redis-sentinel://127.0.0.1:" + std::to_string(free_loopback_port()) + "," +
