@@ -967,16 +967,12 @@ typedef struct edgelock_member {
  * Members are taken in the order given (give every caller the same order),
  * each waiting for what is left of the wait; if one is not had by then, those
  * taken are released. With a fixed lease each member is first taken with
- * lease + wait (EDGELOCK_WAIT_FOREVER: kept renewed with its client's
- * watchdog_lease_ms while later members are awaited, so a process that dies
- * still frees them within that lease; the blocking call awaits each later
- * member a third of that lease at a time, renewing the others in between,
- * so a fair member rejoins its queue each time; wait 0: lease_ms), and all
- * leases are set to lease_ms once the set is complete, so they end together,
- * renewed by nothing. Owner: the calling thread, on every member's client.
- * Results: OK, WAIT_TIMEOUT, INVALID_ARG (n is 0 or > EDGELOCK_MAX_MEMBERS, a
- * member appears twice), or the first member's error that is not contention.
- * On any result but OK nothing is held.
+ * lease + wait (EDGELOCK_WAIT_FOREVER: under its client's watchdog while
+ * later members are awaited, so a process that dies still frees them within
+ * watchdog_lease_ms; wait 0: lease_ms), and all leases are set to lease_ms
+ * once the set is complete, so they end together, renewed by nothing. Owner: the calling thread, on every
+ * member's client. Results: OK, WAIT_TIMEOUT, INVALID_ARG (n is 0 or > EDGELOCK_MAX_MEMBERS, a member appears
+ * twice), or the first member's error that is not contention. On any result but OK nothing is held.
  */
 EDGELOCK_API edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n,
                                                      int64_t wait_ms, int64_t lease_ms);

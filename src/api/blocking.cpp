@@ -21,6 +21,7 @@
 
 #include "locks/acquire.hpp"
 #include "locks/callbacks.hpp"
+#include "locks/holds.hpp"
 #include "locks/permits.hpp"
 #include "locks/queries.hpp"
 #include "locks/release.hpp"
@@ -133,6 +134,10 @@ static void run(Client *c, BlockingRequest *r)
     }
     switch (r->op) {
     case ReqOp::Acquire:
+        if (r->locks_only) {
+            Hold *h = hold_find(c, r->lock.id, r->owner, nullptr);
+            r->renewed_before = h && hold_renewable(h); // a re-entry: that renewal is not the call's
+        }
         st = acquire_start(c, r->lock, r->owner, r->wait_ms, r->lease_ms, request_done, r,
                            r->give_up_on_connection_error, r->permits ? r->permits : 1);
         break;
@@ -149,7 +154,11 @@ static void run(Client *c, BlockingRequest *r)
     case ReqOp::Exists: st = query_start(c, LockOp::Exists, r->lock, 0, request_done, r); break;
     case ReqOp::HoldCount: st = query_start(c, LockOp::HoldCount, r->lock, r->owner, request_done, r); break;
     case ReqOp::Ttl: st = query_start(c, LockOp::Ttl, r->lock, 0, request_done, r); break;
-    case ReqOp::Extend: st = extend_start(c, r->lock, r->owner, r->lease_ms, request_done, r); break;
+    case ReqOp::Extend:
+        if (r->end_watchdog)
+            hold_end_watchdog(c, r->lock.id, r->owner);
+        st = extend_start(c, r->lock, r->owner, r->lease_ms, request_done, r);
+        break;
     case ReqOp::Info: st = info_start(c, r->lock, r->info, request_done, r); break;
     case ReqOp::Scan: st = scan_start(c, r->scan, request_done, r); break;
     default: st = EDGELOCK_ERR_INVALID_ARG; break;

@@ -73,6 +73,8 @@ struct BlockingRequest {
     int64_t wait_ms, lease_ms;
     bool give_up_on_connection_error;  // Acquire: see acquire_start()
     bool locks_only;                   // a composite's member: INVALID_ARG on other kinds
+    bool renewed_before;               // Acquire of a member: the owner's hold was under the watchdog
+    bool end_watchdog;                 // Extend: the watchdog lets go first (hold_end_watchdog)
     edgelock_lock_info *info;          // Info
     edgelock_scan *scan;               // Scan
     uint32_t permits;                  // Acquire of a semaphore (0: 1); PermitId: k

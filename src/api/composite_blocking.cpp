@@ -41,11 +41,16 @@ static void release_all(const edgelock_member *m, size_t n, const bool *held)
             (void)run(ReqOp::Release, m[i], 0, 0);
 }
 
-// Renew the members taken so far (0..k-1) to a lease of lease_ms.
-static edgelock_status extend_all(const edgelock_member *m, size_t k, int64_t lease_ms)
+// Set the lease of every member to lease_ms. end_watchdog[i]: member i was
+// taken under the watchdog by this call, which lets go of it first.
+static edgelock_status extend_all(const edgelock_member *m, size_t n, int64_t lease_ms,
+                                  const bool *end_watchdog)
 {
-    for (size_t i = 0; i < k; i++) {
-        edgelock_status st = run(ReqOp::Extend, m[i], 0, lease_ms);
+    for (size_t i = 0; i < n; i++) {
+        BlockingRequest r;
+        request(r, ReqOp::Extend, m[i], 0, lease_ms);
+        r.end_watchdog = end_watchdog[i];
+        edgelock_status st = blocking_call(client_of(m[i]), &r, nullptr);
         if (st != EDGELOCK_OK)
             return st;
     }
@@ -57,46 +62,29 @@ edgelock_status multi_try_lock(const edgelock_member *m, size_t n, int64_t wait_
     if (!composite_valid_members(m, n) || !composite_valid_times(wait_ms, lease_ms))
         return EDGELOCK_ERR_INVALID_ARG;
     const uint64_t deadline = composite_deadline(wait_ms);
-    int64_t first_lease = multi_first_lease(lease_ms, wait_ms);
-    // A wait without end and a fixed lease: the policy wants the members taken
-    // early held until the set is complete. This face cannot hand them to the
-    // watchdog, whose renewal an Extend does not end (its hold would stay
-    // renewed, and counted valid for a watchdog lease, after Redis was told
-    // lease_ms): it renews them itself instead, with the watchdog's lease and
-    // cadence. Each later member is awaited a third of that lease at a time;
-    // between two, the ones taken are renewed. A process that dies frees them
-    // within one watchdog lease, as the watchdog would.
-    const bool renew_early = first_lease == EDGELOCK_LEASE_WATCHDOG && lease_ms != EDGELOCK_LEASE_WATCHDOG;
-    int64_t renew_every = 0;
-    if (renew_early) {
-        first_lease = (int64_t)client_of(m[0])->cfg.watchdog_lease_ms;
-        for (size_t i = 1; i < n; i++)
-            if ((int64_t)client_of(m[i])->cfg.watchdog_lease_ms < first_lease)
-                first_lease = (int64_t)client_of(m[i])->cfg.watchdog_lease_ms;
-        renew_every = first_lease / 3 > 0 ? first_lease / 3 : 1;
-    }
+    const int64_t first_lease = multi_first_lease(lease_ms, wait_ms);
+    // A wait without end and a fixed lease: the members taken early are
+    // renewed by their clients' watchdogs until the set is complete (a process
+    // that dies frees them within a watchdog lease), then the watchdog lets
+    // go of each (the ones this call took) and its lease is set.
+    const bool under_watchdog = first_lease == EDGELOCK_LEASE_WATCHDOG;
     bool held[EDGELOCK_MAX_MEMBERS] = {};
+    bool took_watchdog[EDGELOCK_MAX_MEMBERS] = {};
     for (size_t i = 0; i < n; i++) {
         // In the order given, each waiting for what is left of the wait. A
         // member that cannot be had ends the attempt: the wait is spent.
-        edgelock_status st;
-        for (;;) {
-            const bool chunked = renew_early && i > 0;
-            st = run(ReqOp::Acquire, m[i], chunked ? renew_every : composite_left(deadline), first_lease);
-            if (!chunked || st != EDGELOCK_ERR_WAIT_TIMEOUT)
-                break;
-            st = extend_all(m, i, first_lease);
-            if (st != EDGELOCK_OK)
-                break; // one taken is gone: fail closed
-        }
+        BlockingRequest r;
+        request(r, ReqOp::Acquire, m[i], composite_left(deadline), first_lease);
+        edgelock_status st = blocking_call(client_of(m[i]), &r, nullptr);
         if (st != EDGELOCK_OK) {
             release_all(m, n, held);
             return st;
         }
         held[i] = true;
+        took_watchdog[i] = under_watchdog && !r.renewed_before;
     }
     if (first_lease != lease_ms) {
-        edgelock_status st = extend_all(m, n, lease_ms);
+        edgelock_status st = extend_all(m, n, lease_ms, took_watchdog);
         if (st != EDGELOCK_OK) {
             release_all(m, n, held);
             return st;

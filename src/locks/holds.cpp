@@ -148,6 +148,16 @@ bool hold_renewable(const Hold *h)
     return h->count > 0 && h->watchdog && !h->lost;
 }
 
+void hold_end_watchdog(Client *c, uint64_t lock_id, uint64_t owner)
+{
+    Hold *h = hold_find(c, lock_id, owner, nullptr);
+    if (!h || !hold_renewable(h))
+        return;
+    h->watchdog = false;
+    h->lease_ms = (int64_t)c->cfg.watchdog_lease_ms;
+    h->expires_ms = add_ms(h->confirmed_ms, c->cfg.watchdog_lease_ms);
+}
+
 static void acquired(Hold *h, int64_t lease_ms, uint64_t sent_ms, uint32_t permits)
 {
     if (lease_ms == EDGELOCK_LEASE_WATCHDOG) {

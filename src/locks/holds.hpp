@@ -64,6 +64,15 @@ bool hold_settle(Client *c, uint32_t index, bool acquired, int64_t lease_ms, uin
                  uint32_t permits = 1);
 void hold_mark_lost(Client *c, uint32_t index); // tells on_lock_lost; h may be gone after
 bool hold_renewable(const Hold *h);
+// The watchdog lets go of owner's hold of lock_id, which is about to get a
+// fixed lease by an Extend (a MultiLock's member taken under the watchdog
+// during an endless wait). No renewal goes out after this one, so none can
+// come after the Extend and undo its lease (a batch already sent is answered
+// first, and leaves a hold no longer renewable alone). Until the Extend's
+// answer sets the lease from its send time, the hold counts as what Redis
+// granted at least: its last confirmed renewal or acquire plus the watchdog
+// lease (fail closed). Nothing happens to a hold the watchdog does not renew.
+void hold_end_watchdog(Client *c, uint64_t lock_id, uint64_t owner);
 // Whether owner may still act on lock_id by this client's clock, and for how
 // long at least (edgelock_lock_valid). No Redis call.
 edgelock_status hold_validity(Client *c, uint64_t lock_id, uint64_t owner, int64_t *remaining_ms);

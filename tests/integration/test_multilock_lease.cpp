@@ -5,6 +5,9 @@
 // asked for, no longer renewed: the keys go by themselves after it.
 #include <string.h>
 
+#include <atomic>
+#include <thread>
+
 #include "check.hpp"
 #include "clients.hpp"
 #include "edgelock/edgelock.h"
@@ -79,8 +82,7 @@ TEST_CASE(blocking_multilock_wait_forever_keeps_early_members)
 }
 
 // The blocker outlasts several watchdog leases: the member taken first is
-// kept all along (the blocking face renews it a third of a lease at a time),
-// then set to the lease asked for.
+// kept all along (renewed by the watchdog), then set to the lease asked for.
 TEST_CASE(multilock_wait_forever_outlasting_the_watchdog_lease)
 {
     wait_forever_keeps_early_members("mlease:w1", "mlease:w2", short_watchdog, kLease + 2500);
@@ -162,4 +164,68 @@ TEST_CASE(async_multilock_wait_forever_keeps_early_members)
     edgelock_lock_free(c, m[0].lock);
     edgelock_lock_free(c, m[1].lock);
     edgelock_client_destroy(c);
+}
+
+// A fair member awaited without end keeps its place in that lock's queue: a
+// waiter that comes after the MultiLock's gets the lock after it (found by an
+// audit: the blocking face awaited a later member a third of a watchdog
+// lease at a time, and each new start joined the queue again at its back).
+TEST_CASE(blocking_multilock_keeps_its_place_in_a_fair_members_queue)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url(), short_watchdog); // a third of its lease: 300 ms
+    edgelock_client *d = make_client(r.url());
+    edgelock_client *e = make_client(r.url());
+    REQUIRE(c && d && e);
+    edgelock_lock first = make_lock(c, "mfair:1"), fair = {0}, held = {0}, later = {0};
+    REQUIRE(edgelock_lock_new_kind(c, EDGELOCK_FAIR, "mfair:2", 7, &fair) == EDGELOCK_OK);
+    REQUIRE(edgelock_lock_new_kind(d, EDGELOCK_FAIR, "mfair:2", 7, &held) == EDGELOCK_OK);
+    REQUIRE(edgelock_lock_new_kind(e, EDGELOCK_FAIR, "mfair:2", 7, &later) == EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(d, held, 0, 60000), EDGELOCK_OK);
+    auto queued = [&] { return redis_integer(r, "LLEN %s", "redisson_lock_queue:{mfair:2}"); };
+
+    std::atomic<int> seq{0}, multi_order{0}, later_order{0};
+    std::atomic<int> multi_st{1}, later_st{1}, unlock_st{1}, later_unlock_st{1};
+    std::atomic<bool> release{false};
+    edgelock_member m[2] = {{c, first}, {c, fair}};
+    std::thread t_multi([&] { // the owner: this thread, for the unlock too
+        multi_st = edgelock_multi_try_lock(m, 2, EDGELOCK_WAIT_FOREVER, kLease);
+        multi_order = ++seq;
+        while (!release.load())
+            sleep_ms(2);
+        unlock_st = edgelock_multi_unlock(m, 2);
+    });
+    REQUIRE(wait_until(10000, [&] { return queued() == 1; }));
+    std::thread t_later([&] {
+        later_st = edgelock_try_lock(e, later, 60000, 60000);
+        later_order = ++seq;
+        if (later_st == EDGELOCK_OK)
+            later_unlock_st = edgelock_unlock(e, later, nullptr);
+    });
+    REQUIRE(wait_until(10000, [&] { return queued() == 2; }));
+    sleep_ms(1500); // several of the old thirds of a watchdog lease
+    char head[128] = "";
+    redis_string(r, head, sizeof(head), "LINDEX %s 0", "redisson_lock_queue:{mfair:2}");
+    CHECK(strncmp(head, edgelock_client_id(c), strlen(edgelock_client_id(c))) == 0);
+
+    CHECK_ST(edgelock_unlock(d, held, nullptr), EDGELOCK_OK);
+    REQUIRE(wait_until(30000, [&] { return multi_order.load() != 0; }));
+    CHECK_EQ(multi_st.load(), EDGELOCK_OK);
+    CHECK_EQ(multi_order.load(), 1); // first in the queue, first served
+    CHECK_EQ(later_order.load(), 0);
+    release = true;
+    t_multi.join();
+    t_later.join();
+    CHECK_EQ(unlock_st.load(), EDGELOCK_OK);
+    CHECK_EQ(later_st.load(), EDGELOCK_OK);
+    CHECK_EQ(later_order.load(), 2);
+    CHECK_EQ(later_unlock_st.load(), EDGELOCK_OK);
+    edgelock_lock_free(c, first);
+    edgelock_lock_free(c, fair);
+    edgelock_lock_free(d, held);
+    edgelock_lock_free(e, later);
+    CHECK(tables_idle(c) && tables_idle(d) && tables_idle(e));
+    edgelock_client_destroy(c);
+    edgelock_client_destroy(d);
+    edgelock_client_destroy(e);
 }

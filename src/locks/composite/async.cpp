@@ -153,24 +153,13 @@ void succeed(State *s, int64_t value)
 }
 
 // Aligning: a member this composite took under the watchdog (an endless
-// wait) gets the fixed lease asked for. The watchdog stops renewing it before
-// the Extend is sent, so no renewal can come after the Extend and undo its
-// lease (a batch already sent is answered first, and renew_done leaves a hold
-// that is no longer renewable alone). Until Extend's answer sets the lease
-// from its send time, the hold counts as what Redis granted at least: the last
-// confirmed renewal or acquire plus the watchdog lease (fail closed). If the
-// Extend fails, the composite releases it anyway.
+// wait) gets the fixed lease asked for; the watchdog lets go of it before
+// the Extend is sent (hold_end_watchdog). If the Extend fails, the composite
+// releases it anyway.
 void end_watchdog(State *s, uint32_t i)
 {
-    if (s->renewed_before[i])
-        return;
-    Client *c = client_of(s, i);
-    Hold *h = hold_find(c, s->members[i].lock.id, s->owner, nullptr);
-    if (!h || !hold_renewable(h))
-        return;
-    h->watchdog = false;
-    h->lease_ms = (int64_t)c->cfg.watchdog_lease_ms;
-    h->expires_ms = add_ms(h->confirmed_ms, c->cfg.watchdog_lease_ms);
+    if (!s->renewed_before[i])
+        hold_end_watchdog(client_of(s, i), s->members[i].lock.id, s->owner);
 }
 
 void take_next(State *s)
