@@ -79,7 +79,7 @@ struct Sentinel {
         std::string out;
         if (c && !c->err) {
             redisReply *r = (redisReply *)redisCommand(c, "CLIENT LIST");
-            if (r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_VERB))
+            if (r && r->type == REDIS_REPLY_STRING)
                 out.assign(r->str, r->len);
             if (r)
                 freeReplyObject(r);
