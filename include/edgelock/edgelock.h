@@ -316,7 +316,9 @@ typedef struct edgelock_config {
      *  command_timeout_ms. A path that died without a reset is so noticed
      *  within that interval plus command_timeout_ms (6 s by default), not at
      *  the holder's lease end (a redis-cluster:// client's subscriber on
-     *  each node too). Needs hiredis 1.1 or later (0.14 drops the answer). */
+     *  each node too). hiredis before 1.1 (0.14) drops the answer to a
+     *  subscribed PING: there it sends SUBSCRIBE to a channel it is on
+     *  already (Redis confirms it again, nothing changes) instead. */
     uint32_t command_timeout_ms;
     uint32_t connect_timeout_ms; /** TCP connect + AUTH + SELECT (default 3000) */
     uint32_t reconnect_min_ms;   /** first reconnect delay (default 100) */

@@ -199,14 +199,15 @@ static bool command_conn_setup(void *ctx, Connection *conn)
 static constexpr uint32_t kSubscriberPingMs = 3000;
 
 // A subscriber only reads: a PING while it carries a subscription finds a
-// path that died without a reset (edgelock.h, command_timeout_ms).
-static void subscriber_keepalive(Client *c, const LinkOps *link, ConnConfig *cc)
+// path that died without a reset (edgelock.h, command_timeout_ms). Its
+// SUBSCRIBEs go without privdata (pubsub.cpp), so a keepalive that has to
+// subscribe again (hiredis before 1.1) does too: the default.
+static void subscriber_keepalive(Client *c, ConnConfig *cc)
 {
     uint32_t timeout = c->cfg.command_timeout_ms;
     cc->keepalive_ms = timeout > kSubscriberPingMs ? timeout : kSubscriberPingMs;
     cc->keepalive_timeout_ms = timeout;
-    // Not where hiredis drops the answer (before 1.1): the PING would fail every time.
-    cc->keepalive = link != &kHiredisLink || link_hears_subscribed_ping() ? pubsub_keepalive : nullptr;
+    cc->keepalive = pubsub_keepalive;
     cc->keepalive_ctx = &c->pubsub;
 }
 
@@ -281,7 +282,7 @@ static void subscription_moved(void *cluster)
 static bool build_cluster(Client *c, const LinkOps *link, const ConnConfig &command_cc)
 {
     ConnConfig cc = command_cc;
-    subscriber_keepalive(c, link, &cc);
+    subscriber_keepalive(c, &cc);
     const edgelock_config &cfg = c->cfg;
     Cluster *cl = &c->cluster;
     cl->nodes = static_cast<ClusterNode *>(client_alloc(c, (uint64_t)cfg.max_nodes * sizeof(ClusterNode)));
@@ -387,6 +388,7 @@ static bool build(Client *c, const LinkOps *link)
                      0,
                      0,
                      nullptr,
+                     nullptr,
                      nullptr}; // no keepalive: the queue's timeouts notice a dead path
     bool ok = conn_init(&c->cmd_conn, &c->loop, link, cc, cmd_hooks);
     const ConnConfig cc_command = cc;
@@ -397,7 +399,7 @@ static bool build(Client *c, const LinkOps *link)
     // the call returns.
     cc.write_at_once = false;
     ConnConfig cc_sub = cc;
-    subscriber_keepalive(c, link, &cc_sub);
+    subscriber_keepalive(c, &cc_sub);
     ok = conn_init(&c->sub_conn, &c->loop, link, cc_sub, sub_hooks) && ok;
     if (c->url.sentinel) {
         const SentinelWatchHooks watch_hooks = {c, sentinel_switched};

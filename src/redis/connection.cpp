@@ -27,6 +27,7 @@ static_assert(kConnProbeKinds == 2, "conn_link_reply() tells the probe tags apar
 
 static void went_down(Connection *conn);
 static bool is_pong(const Connection *conn, const redisReply *reply, const void *privdata);
+static bool is_subscribe_confirmation(const redisReply *reply);
 
 static void schedule_reconnect(Connection *conn)
 {
@@ -172,8 +173,19 @@ void conn_link_reply(Connection *conn, redisReply *reply, void *privdata)
         // Any answer will do (an error too): the path is alive. NULL: dropped.
         if (reply && conn->ping_due && conn->state == ConnState::Ready)
             arm_keepalive(conn);
-    } else
+    } else {
+        if (conn->ping_due && conn->ping_resubscribes && privdata == conn->resubscribe_privdata &&
+            is_subscribe_confirmation(reply) && conn->state == ConnState::Ready)
+            arm_keepalive(conn);
         conn->hooks.reply(conn->hooks.reply_ctx, reply, privdata);
+    }
+}
+
+// ["subscribe", channel, count]: the answer to a SUBSCRIBE, never a message.
+static bool is_subscribe_confirmation(const redisReply *reply)
+{
+    return reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
+           reply_text_is(reply->element[0], "subscribe");
 }
 
 // The keepalive's answer: a PING's reply (with its tag; on a subscribed RESP2
@@ -196,8 +208,9 @@ static bool is_pong(const Connection *conn, const redisReply *reply, const void 
 static void keepalive_fired(Connection *conn)
 {
     if (conn->ping_due) {
-        log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection: no answer to PING in %u ms; reconnecting",
-               conn->role, conn->keepalive_timeout_ms);
+        log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection: no answer to %s in %u ms; reconnecting",
+               conn->role, conn->ping_resubscribes ? "its keepalive SUBSCRIBE" : "PING",
+               conn->keepalive_timeout_ms);
         conn_drop(conn);
         return;
     }
@@ -207,19 +220,29 @@ static void keepalive_fired(Connection *conn)
         arm_keepalive(conn); // nothing to lose: no PING on an idle connection
         return;
     }
+    bool named = channel && len <= kConnPingArgMax;
+    // RESP3 (push_replies) answers a plain PONG, which every hiredis hears.
+    bool resubscribe = !conn->push_replies && !conn->ops->hears_subscribed_ping;
+    if (resubscribe && !named) {
+        arm_keepalive(conn); // no channel to subscribe to again, and a PING goes unheard
+        return;
+    }
     char buf[kConnPingArgMax + 64];
     RespCommand rc(buf, sizeof(buf));
-    rc.arg("PING");
-    if (channel && len <= kConnPingArgMax)
+    rc.arg(resubscribe ? "SUBSCRIBE" : "PING");
+    if (named)
         rc.arg(channel, len);
     const char *out;
     size_t n;
-    if (!rc.finish(&out, &n) || !conn->ops->send(conn, out, n, &ping_tag, false)) {
-        log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection: PING not sent; reconnecting", conn->role);
+    void *privdata = resubscribe ? conn->resubscribe_privdata : &ping_tag;
+    if (!rc.finish(&out, &n) || !conn->ops->send(conn, out, n, privdata, false)) {
+        log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection: keepalive not sent; reconnecting",
+               conn->role);
         conn_drop(conn);
         return;
     }
     conn->ping_due = true;
+    conn->ping_resubscribes = resubscribe;
     timer_arm(&conn->timer, conn->keepalive_timeout_ms);
 }
 
@@ -270,6 +293,7 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->keepalive_timeout_ms = cfg.keepalive_timeout_ms;
     conn->keepalive = cfg.keepalive;
     conn->keepalive_ctx = cfg.keepalive_ctx;
+    conn->resubscribe_privdata = cfg.resubscribe_privdata;
     memcpy(conn->host, cfg.url->host, sizeof(conn->host));
     conn->port = cfg.url->port;
     return timer_init(&conn->timer, loop, timer_fired, conn);

@@ -15,7 +15,13 @@
 // subscription, the connection sends PING every keepalive_ms and drops itself
 // (the ordinary down path: subscriptions are made again when it is back) when
 // no answer came within keepalive_timeout_ms. A subscriber otherwise only
-// reads, and a path that died silently would go unnoticed.
+// reads, and a path that died silently would go unnoticed. Where the link
+// drops a subscribed PING's answer (LinkOps::hears_subscribed_ping false, a
+// RESP2 subscriber), it sends SUBSCRIBE to the channel it would have named
+// instead: Redis confirms a channel already subscribed again, and changes
+// nothing. Any subscribe confirmation read after it counts as the answer (it
+// answers a command of ours); the owner sees it too, and ignores one for a
+// channel it knows confirmed.
 #pragma once
 
 #include <stddef.h>
@@ -46,7 +52,8 @@ struct ConnHooks {
 
 // A subscriber's owner: whether conn carries a confirmed subscription now
 // and, when it does, one such channel's name to send with the PING (its
-// answer, ["pong", name], then says which subscribed connection it is from).
+// answer, ["pong", name], then says which subscribed connection it is from),
+// or to subscribe to again where a PING's answer is not heard.
 typedef bool (*ConnKeepaliveFn)(void *ctx, const Connection *conn, const char **channel, size_t *len);
 
 // The longest channel name a keepalive PING carries.
@@ -89,6 +96,10 @@ struct ConnConfig {
     uint32_t keepalive_ms, keepalive_timeout_ms;
     ConnKeepaliveFn keepalive;
     void *keepalive_ctx;
+    // The privdata the owner's SUBSCRIBEs go with, for a keepalive that
+    // subscribes again: hiredis keeps one reply callback per channel, the last
+    // SUBSCRIBE's, so any other would take the channel's messages from it.
+    void *resubscribe_privdata;
 };
 
 struct Connection {
@@ -140,7 +151,9 @@ struct Connection {
     uint32_t keepalive_ms, keepalive_timeout_ms;
     ConnKeepaliveFn keepalive;
     void *keepalive_ctx;
-    bool ping_due; // a keepalive PING is out, not answered yet
+    void *resubscribe_privdata; // as ConnConfig
+    bool ping_due;              // a keepalive PING (or SUBSCRIBE) is out, not answered yet
+    bool ping_resubscribes;     // it is a SUBSCRIBE (LinkOps::hears_subscribed_ping false)
 };
 
 // How long a ready connection must stay up before its backoff starts over.
@@ -172,9 +185,5 @@ bool conn_send_setup(Connection *conn, const char *buf, size_t len);
 // kConnProbeKinds). Sent from hooks.setup, the connection is ready only after
 // the probe's answer was handled.
 bool conn_send_probe(Connection *conn, uint8_t kind, const char *buf, size_t len);
-// Whether kHiredisLink hears the answer to a PING on a subscribed RESP2
-// connection (hiredis 1.1 and later), so that a subscriber's keepalive can
-// work there (link_hiredis.cpp).
-bool link_hears_subscribed_ping();
 
 } // namespace edgelock

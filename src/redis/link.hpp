@@ -33,6 +33,11 @@ struct LinkOps {
     // Whether a subscriber connection can take RESP3 pushes (conn->push_replies):
     // what sharded pub/sub needs, as hiredis before 1.0 knows no SSUBSCRIBE.
     bool push;
+    // Whether the answer to a PING on a subscribed RESP2 connection reaches
+    // the PING's reply (hiredis 1.1 and later). Before, hiredis takes the "p"
+    // of its ["pong", arg] for a pattern message's, finds no such pattern and
+    // drops it; a keepalive there re-sends a SUBSCRIBE instead (connection.hpp).
+    bool hears_subscribed_ping;
 };
 
 // hiredis async over libevent.

@@ -190,19 +190,6 @@ static bool writes_now(const Connection *conn, const redisAsyncContext *ac, bool
     return (ac->c.flags & REDIS_IN_CALLBACK) == 0;
 }
 
-// On a subscribed RESP2 connection Redis answers PING with ["pong", arg].
-// hiredis 1.1 hands that to the PING's callback. Before, it takes the "p" of
-// "pong" for a pattern message's, finds no such pattern and drops the answer
-// (keeping the PING's callback until the context is freed): no keepalive there.
-bool link_hears_subscribed_ping()
-{
-#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)
-    return true;
-#else
-    return false;
-#endif
-}
-
 static bool send(Connection *conn, const char *buf, size_t len, void *privdata, bool urgent)
 {
     auto *ac = static_cast<redisAsyncContext *>(conn->link);
@@ -257,6 +244,14 @@ static void flush(Connection *conn)
             break;
 }
 
-const LinkOps kHiredisLink = {open, send, close, flush, kPushReplies};
+// On a subscribed RESP2 connection Redis answers PING with ["pong", arg],
+// which hiredis 1.1 and later hand to the PING's callback (LinkOps).
+#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)
+constexpr bool kHearsSubscribedPing = true;
+#else
+constexpr bool kHearsSubscribedPing = false;
+#endif
+
+const LinkOps kHiredisLink = {open, send, close, flush, kPushReplies, kHearsSubscribedPing};
 
 } // namespace edgelock

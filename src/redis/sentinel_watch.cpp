@@ -117,6 +117,7 @@ bool sentinel_watch_init(SentinelWatch *w, Loop *loop, const LinkOps *ops, ConnC
     if (cfg.keepalive) {
         cfg.keepalive = keepalive;
         cfg.keepalive_ctx = w;
+        cfg.resubscribe_privdata = &subscribe_tag;
     }
     const ConnHooks ch = {w, ready, down, nullptr, reply, w, nullptr};
     return conn_init(&w->conn, loop, ops, cfg, ch);

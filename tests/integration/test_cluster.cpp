@@ -372,14 +372,17 @@ TEST_CASE(a_long_wait_keeps_the_nodes_subscriber_through_its_pings)
         // Each query is a connection of its own: between two CLIENT IDs only
         // the queries' own ids, unless a connection of ours was made again.
         long long id_before = redis_integer(node, "CLIENT ID");
-        long long pings_before = ping_calls(node);
+        // The keepalive's command: PING, or where hiredis drops a subscribed
+        // PING's answer (before 1.1; plain pub/sub there) SUBSCRIBE again.
+#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)
+        const char *keepalive = "ping";
+#else
+        const char *keepalive = "subscribe";
+#endif
+        long long before = command_calls(node, keepalive);
         sleep_ms(7000);
         CHECK_EQ(redis_integer(node, "CLIENT ID") - id_before, 2);
-#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)
-        CHECK(ping_calls(node) >= pings_before + 2); // the keepalive ran (hiredis 1.1 on)
-#else
-        (void)pings_before;
-#endif
+        CHECK(command_calls(node, keepalive) >= before + 2); // the keepalive ran
     });
 }
 

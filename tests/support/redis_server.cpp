@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <string>
+
 uint16_t free_loopback_port()
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -156,14 +158,14 @@ redisReply *RedisServer::command(const char *fmt, ...) const
     return reply;
 }
 
-long long ping_calls(const RedisServer &r)
+long long command_calls(const RedisServer &r, const char *command)
 {
     redisReply *rep = r.command("INFO commandstats");
     long long n = 0;
-    const char key[] = "cmdstat_ping:calls=";
+    std::string key = std::string("cmdstat_") + command + ":calls=";
     if (rep && rep->type == REDIS_REPLY_STRING)
-        if (const char *p = strstr(rep->str, key))
-            n = atoll(p + sizeof(key) - 1);
+        if (const char *p = strstr(rep->str, key.c_str()))
+            n = atoll(p + key.size());
     if (rep)
         freeReplyObject(rep);
     return n;

@@ -38,8 +38,8 @@ private:
 
 // Shorthands over RedisServer::command.
 long long redis_integer(const RedisServer &r, const char *fmt, ...);
-// How many PINGs the server has answered (INFO commandstats).
-long long ping_calls(const RedisServer &r);
+// How many times the server ran command ("ping", "subscribe"; INFO commandstats).
+long long command_calls(const RedisServer &r, const char *command);
 // Copies a bulk-string reply (or "" for nil) into out.
 void redis_string(const RedisServer &r, char *out, size_t cap, const char *fmt, ...);
 

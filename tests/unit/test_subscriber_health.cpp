@@ -238,3 +238,48 @@ TEST_CASE(a_subscriber_whose_pings_are_answered_stays_up)
     CHECK_EQ(r.calls, 0);
     CHECK(pubsub_subscribed(&h.c->pubsub, pubsub_find(&h.c->pubsub, kChannel, strlen(kChannel))));
 }
+
+// hiredis before 1.1 drops the answer to a PING on a subscribed RESP2
+// connection (LinkOps::hears_subscribed_ping): the keepalive subscribes to the
+// channel again instead, and Redis's confirmation is its answer.
+struct OldHiredis {
+    OldHiredis() { FakeLink::ops.hears_subscribed_ping = false; }
+    ~OldHiredis() { FakeLink::ops.hears_subscribed_ping = true; }
+};
+
+TEST_CASE(where_a_ping_goes_unheard_the_keepalive_subscribes_again)
+{
+    OldHiredis old; // outlives the client
+    Harness h;
+    REQUIRE(h.c);
+    Result r;
+    wait_on_busy(h, &r);
+    FakeLink::Conn &fc = h.sub();
+    size_t sent = h.cmd().log.size();
+    for (int i = 0; i < 3; i++) { // answered each time: it stays up
+        h.loop.advance(3000);
+        REQUIRE(count_sent(fc, "SUBSCRIBE") == (size_t)i + 2);
+        std::vector<std::string> again = resp_args(fc.log.back());
+        CHECK(again.size() == 2 && again[1] == kChannel);
+        h.loop.advance(2999);
+        h.link.push(&h.c->sub_conn, subscribed(kChannel));
+    }
+    CHECK_EQ(count_sent(fc, "PING"), 0);
+    CHECK(fc.open);
+    CHECK_EQ(fc.opens.size(), 1);
+    // The confirmation of a channel already confirmed wakes no waiter.
+    CHECK_EQ(h.cmd().log.size(), sent);
+    CHECK_EQ(r.calls, 0);
+    // A message still reaches the waiter: its channel kept its subscription.
+    h.link.push(&h.c->sub_conn, resp_array({resp_bulk("message"), resp_bulk(kChannel), resp_bulk("0")}));
+    CHECK_EQ(h.cmd().log.size(), sent + 1);
+    h.reply(":29000\r\n"); // still held: it waits on
+    // Then the path dies silently: the next one goes unanswered.
+    h.loop.advance(3000);
+    REQUIRE(count_sent(fc, "SUBSCRIBE") == 5);
+    h.loop.advance(2999);
+    CHECK(fc.open);
+    h.loop.advance(1);
+    CHECK(!fc.open);
+    CHECK_EQ(r.calls, 0);
+}

@@ -136,7 +136,7 @@ static void link_close(Connection *conn)
 
 static void link_flush(Connection *) {}
 
-const LinkOps FakeLink::ops = {link_open, link_send, link_close, link_flush, false};
+LinkOps FakeLink::ops = {link_open, link_send, link_close, link_flush, false, true};
 
 FakeLink::FakeLink()
 {

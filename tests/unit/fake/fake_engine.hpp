@@ -63,7 +63,9 @@ public:
 
     FakeLink(); // becomes the one fake in use (the LinkOps are plain functions)
     ~FakeLink();
-    static const edgelock::LinkOps ops;
+    // Not const: a test may play an older hiredis (hears_subscribed_ping
+    // false) for its client's lifetime, and puts it back after.
+    static edgelock::LinkOps ops;
 
     bool refuse = false;     // open() fails at once
     bool fail_sends = false; // send() fails on an open link (a write that failed at once)
