@@ -56,6 +56,21 @@ static void wait_on_busy(Harness &h, Result *r)
     h.reply(":29990\r\n");
 }
 
+// A client whose waiter on "busy" waits (wait_on_busy); sent: the commands
+// sent by then.
+struct BusyWaiter {
+    Harness h;
+    Result r;
+    size_t sent = 0;
+    BusyWaiter()
+    {
+        if (!h.c)
+            return;
+        wait_on_busy(h, &r);
+        sent = h.cmd().log.size();
+    }
+};
+
 static size_t count_sent(const FakeLink::Conn &fc, const char *verb)
 {
     size_t n = 0;
@@ -201,12 +216,10 @@ TEST_CASE(a_subscriber_whose_ping_is_not_answered_is_made_again_with_its_subscri
 
 TEST_CASE(a_subscriber_whose_pings_are_answered_stays_up)
 {
-    Harness h;
+    BusyWaiter w;
+    Harness &h = w.h;
     REQUIRE(h.c);
-    Result r;
-    wait_on_busy(h, &r);
     FakeLink::Conn &fc = h.sub();
-    size_t sent = h.cmd().log.size();
     for (int i = 0; i < 4; i++) { // 22 s: within the holder's 30 s lease
         h.loop.advance(3000);
         REQUIRE(count_sent(fc, "PING") == (size_t)i + 1);
@@ -234,8 +247,8 @@ TEST_CASE(a_subscriber_whose_pings_are_answered_stays_up)
     CHECK(conn_ready(&h.c->sub_conn));
     CHECK_EQ(fc.opens.size(), 1);
     // A pong is no unlock message: the waiter was not woken by one.
-    CHECK_EQ(h.cmd().log.size(), sent);
-    CHECK_EQ(r.calls, 0);
+    CHECK_EQ(h.cmd().log.size(), w.sent);
+    CHECK_EQ(w.r.calls, 0);
     CHECK(pubsub_subscribed(&h.c->pubsub, pubsub_find(&h.c->pubsub, kChannel, strlen(kChannel))));
 }
 
@@ -250,12 +263,10 @@ struct OldHiredis {
 TEST_CASE(where_a_ping_goes_unheard_the_keepalive_subscribes_again)
 {
     OldHiredis old; // outlives the client
-    Harness h;
+    BusyWaiter w;
+    Harness &h = w.h;
     REQUIRE(h.c);
-    Result r;
-    wait_on_busy(h, &r);
     FakeLink::Conn &fc = h.sub();
-    size_t sent = h.cmd().log.size();
     for (int i = 0; i < 3; i++) { // answered each time: it stays up
         h.loop.advance(3000);
         REQUIRE(count_sent(fc, "SUBSCRIBE") == (size_t)i + 2);
@@ -268,11 +279,11 @@ TEST_CASE(where_a_ping_goes_unheard_the_keepalive_subscribes_again)
     CHECK(fc.open);
     CHECK_EQ(fc.opens.size(), 1);
     // The confirmation of a channel already confirmed wakes no waiter.
-    CHECK_EQ(h.cmd().log.size(), sent);
-    CHECK_EQ(r.calls, 0);
+    CHECK_EQ(h.cmd().log.size(), w.sent);
+    CHECK_EQ(w.r.calls, 0);
     // A message still reaches the waiter: its channel kept its subscription.
     h.link.push(&h.c->sub_conn, resp_array({resp_bulk("message"), resp_bulk(kChannel), resp_bulk("0")}));
-    CHECK_EQ(h.cmd().log.size(), sent + 1);
+    CHECK_EQ(h.cmd().log.size(), w.sent + 1);
     h.reply(":29000\r\n"); // still held: it waits on
     // Then the path dies silently: the next one goes unanswered.
     h.loop.advance(3000);
@@ -281,5 +292,5 @@ TEST_CASE(where_a_ping_goes_unheard_the_keepalive_subscribes_again)
     CHECK(fc.open);
     h.loop.advance(1);
     CHECK(!fc.open);
-    CHECK_EQ(r.calls, 0);
+    CHECK_EQ(w.r.calls, 0);
 }
