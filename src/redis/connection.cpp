@@ -221,8 +221,9 @@ static void keepalive_fired(Connection *conn)
         return;
     }
     bool named = channel && len <= kConnPingArgMax;
-    // RESP3 (push_replies) answers a plain PONG, which every hiredis hears.
-    bool resubscribe = !conn->push_replies && !conn->ops->hears_subscribed_ping;
+    // Only a subscribed RESP2 connection answers ["pong", arg]; RESP3
+    // (push_replies) answers a plain PONG, which every hiredis hears.
+    bool resubscribe = conn->pubsub && !conn->push_replies && !conn->ops->hears_subscribed_ping;
     if (resubscribe && !named) {
         arm_keepalive(conn); // no channel to subscribe to again, and a PING goes unheard
         return;
