@@ -28,6 +28,7 @@ static_assert(kConnProbeKinds == 2, "conn_link_reply() tells the probe tags apar
 static void went_down(Connection *conn);
 static bool is_pong(const Connection *conn, const redisReply *reply, const void *privdata);
 static bool is_subscribe_confirmation(const redisReply *reply);
+static bool keepalive_resubscribes(const Connection *conn);
 
 static void schedule_reconnect(Connection *conn)
 {
@@ -174,7 +175,7 @@ void conn_link_reply(Connection *conn, redisReply *reply, void *privdata)
         if (reply && conn->ping_due && conn->state == ConnState::Ready)
             arm_keepalive(conn);
     } else {
-        if (conn->ping_due && conn->ping_resubscribes && privdata == conn->resubscribe_privdata &&
+        if (conn->ping_due && keepalive_resubscribes(conn) && privdata == conn->resubscribe_privdata &&
             is_subscribe_confirmation(reply) && conn->state == ConnState::Ready)
             arm_keepalive(conn);
         conn->hooks.reply(conn->hooks.reply_ctx, reply, privdata);
@@ -205,11 +206,20 @@ static bool is_pong(const Connection *conn, const redisReply *reply, const void 
     return array && reply->elements == 2 && reply_text_is(reply->element[0], "pong");
 }
 
+// Whether the keepalive subscribes again instead of PINGing: only a subscribed
+// RESP2 connection answers ["pong", arg], which old hiredis drops; RESP3
+// (push_replies, fixed for the connection's life once ready) answers a plain
+// PONG, which every hiredis hears.
+static bool keepalive_resubscribes(const Connection *conn)
+{
+    return conn->pubsub && !conn->push_replies && !conn->ops->hears_subscribed_ping;
+}
+
 static void keepalive_fired(Connection *conn)
 {
     if (conn->ping_due) {
         log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection: no answer to %s in %u ms; reconnecting",
-               conn->role, conn->ping_resubscribes ? "its keepalive SUBSCRIBE" : "PING",
+               conn->role, keepalive_resubscribes(conn) ? "its keepalive SUBSCRIBE" : "PING",
                conn->keepalive_timeout_ms);
         conn_drop(conn);
         return;
@@ -221,9 +231,7 @@ static void keepalive_fired(Connection *conn)
         return;
     }
     bool named = channel && len <= kConnPingArgMax;
-    // Only a subscribed RESP2 connection answers ["pong", arg]; RESP3
-    // (push_replies) answers a plain PONG, which every hiredis hears.
-    bool resubscribe = conn->pubsub && !conn->push_replies && !conn->ops->hears_subscribed_ping;
+    bool resubscribe = keepalive_resubscribes(conn);
     if (resubscribe && !named) {
         arm_keepalive(conn); // no channel to subscribe to again, and a PING goes unheard
         return;
@@ -243,7 +251,6 @@ static void keepalive_fired(Connection *conn)
         return;
     }
     conn->ping_due = true;
-    conn->ping_resubscribes = resubscribe;
     timer_arm(&conn->timer, conn->keepalive_timeout_ms);
 }
 

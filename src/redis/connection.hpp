@@ -153,7 +153,6 @@ struct Connection {
     void *keepalive_ctx;
     void *resubscribe_privdata; // as ConnConfig
     bool ping_due;              // a keepalive PING (or SUBSCRIBE) is out, not answered yet
-    bool ping_resubscribes;     // it is a SUBSCRIBE (LinkOps::hears_subscribed_ping false)
 };
 
 // How long a ready connection must stay up before its backoff starts over.
