@@ -521,19 +521,25 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
 /**
  * Acquire. wait_ms: 0 one attempt, > 0 wait up to that long, EDGELOCK_WAIT_FOREVER.
  * lease_ms: > 0 fixed lease, or EDGELOCK_LEASE_WATCHDOG. Re-entry by the same
- * owner increments the hold count. While the lock is held elsewhere the call
- * waits for the unlock message on the lock's channel or for the holder's TTL to
- * run out, never by polling. Results: OK, WAIT_TIMEOUT, TABLE_FULL (hold,
- * waiter or subscription table: edgelock_stats says which), CONNECTION/TIMEOUT
- * (Redis gone for the whole wait), REDIS (e.g. WRONGTYPE), PROTOCOL,
- * NOT_REPLICATED, SHUTDOWN. The call ends at wait_ms, except when an attempt
- * is under way then (on the wire, or queued for a connection being made
- * again): that attempt decides, at most command_timeout_ms later, as it may
- * have taken the lock. When the last attempt's reply never came (TIMEOUT,
- * CONNECTION) the lock may have been taken in Redis: a first hold is then
- * given back by an unlock that waits for Redis as long as it takes and is
- * repeated until Redis answers it (lock_free is BUSY until it has gone out);
- * a re-entry of unknown outcome is left to lapse with its lease.
+ * owner increments the hold count; the lock has one lease, which each re-entry
+ * sets again. A re-entry with a fixed lease shorter than watchdog_lease_ms into
+ * a hold the watchdog renews asks Redis for watchdog_lease_ms instead, and the
+ * hold stays under the watchdog (a shorter lease would let the lock lapse
+ * between two renewals); one sent before the hold it re-enters was granted
+ * cannot be raised, and its lease becomes the whole hold's (no more renewal).
+ * While the lock is held elsewhere the call waits for the unlock message on the
+ * lock's channel or for the holder's TTL to run out, never by polling. Results:
+ * OK, WAIT_TIMEOUT, TABLE_FULL (hold, waiter or subscription table:
+ * edgelock_stats says which), CONNECTION/TIMEOUT (Redis gone for the whole
+ * wait), REDIS (e.g. WRONGTYPE), PROTOCOL, NOT_REPLICATED, SHUTDOWN. The call
+ * ends at wait_ms, except when an attempt is under way then (on the wire, or
+ * queued for a connection being made again): that attempt decides, at most
+ * command_timeout_ms later, as it may have taken the lock. When the last
+ * attempt's reply never came (TIMEOUT, CONNECTION) the lock may have been taken
+ * in Redis: a first hold is then given back by an unlock that waits for Redis
+ * as long as it takes and is repeated until Redis answers it (lock_free is BUSY
+ * until it has gone out); a re-entry of unknown outcome is left to lapse with
+ * its lease.
  */
 EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
                                                  int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb,

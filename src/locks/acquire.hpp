@@ -39,6 +39,7 @@ struct Waiter {
     bool wake_pending; // an unlock message arrived while an attempt was in flight
     bool starved;      // a retry found the command table full; retried when a slot frees
     bool attempted;
+    bool lease_raised;                // its latest attempt asked for the watchdog's lease (attempt_lease)
     bool give_up_on_connection_error; // end at the first sign Redis is unreachable
     bool timer_is_deadline;           // the armed timer ends the wait
     bool cancelled;                   // edgelock_cancel(): ends when its attempt is answered or withdrawn

@@ -158,12 +158,20 @@ void hold_end_watchdog(Client *c, uint64_t lock_id, uint64_t owner)
     h->expires_ms = add_ms(h->confirmed_ms, c->cfg.watchdog_lease_ms);
 }
 
-static void acquired(Hold *h, int64_t lease_ms, uint64_t sent_ms, uint32_t permits)
+// one_ttl: the hold is part of one key with one TTL that every acquire sets (a
+// lock, not a semaphore's permits, each with its own expiry).
+static void acquired(Hold *h, int64_t lease_ms, uint64_t sent_ms, uint32_t permits, bool one_ttl,
+                     uint32_t watchdog_lease_ms)
 {
     if (lease_ms == EDGELOCK_LEASE_WATCHDOG) {
         h->watchdog = true;
     } else {
-        if (h->count == 0)
+        // A shorter fixed lease set on a hold the watchdog renews (a re-entry
+        // sent before the hold it re-enters was granted, so attempt_lease()
+        // could not raise it): Redis now lets the key lapse with this lease,
+        // and so does the hold; counting the watchdog's lease from here would
+        // promise more than Redis has.
+        if (h->count == 0 || (one_ttl && (uint64_t)lease_ms < watchdog_lease_ms))
             h->watchdog = false;
         h->expires_ms = add_ms(sent_ms, (uint64_t)lease_ms);
     }
@@ -192,7 +200,8 @@ bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, 
         // resending the old one's request id would get its answer from the
         // unlock latch ("released") and release nothing of this hold.
         h->unlock_uncertain = false;
-        acquired(h, lease_ms, sent_ms, permits);
+        acquired(h, lease_ms, sent_ms, permits, kind_serves(lock_kind(c, h->lock_id), KindClass::Lock),
+                 c->cfg.watchdog_lease_ms);
         tick = true; // renewed, or freed once lapsed
     }
     hold_unpin(c, index);

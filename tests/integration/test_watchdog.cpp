@@ -125,6 +125,50 @@ TEST_CASE(watchdog_reentry_is_renewed_until_the_last_unlock)
     edgelock_client_destroy(c);
 }
 
+// A re-entry with a fixed lease shorter than the watchdog's into a hold the
+// watchdog renews: the scripts set the key's TTL to the lease they are given,
+// so without care the key lapsed before the next renewal while lock_valid()
+// still promised the watchdog's lease, and another client took the lock. The
+// re-entry and the unlock of one re-entry keep the watchdog's lease instead.
+TEST_CASE(a_short_fixed_lease_re_entry_keeps_the_watchdogs_lease)
+{
+    RedisServer &r = shared_server();
+    LostLog log;
+    edgelock_client *c = watchdog_client(r.url(), &log);
+    edgelock_client *other = make_client(r.url());
+    REQUIRE(c && other);
+    const uint64_t me = edgelock_current_owner();
+    const edgelock_lock_kind kinds[] = {EDGELOCK_REENTRANT, EDGELOCK_FAIR, EDGELOCK_FENCED, EDGELOCK_WRITE};
+    for (edgelock_lock_kind kind : kinds) {
+        char name[32];
+        snprintf(name, sizeof(name), "wd:short-reentry:%d", (int)kind);
+        edgelock_lock lk = {0}, olk = {0};
+        REQUIRE(edgelock_lock_new_kind(c, kind, name, strlen(name), &lk) == EDGELOCK_OK);
+        REQUIRE(edgelock_lock_new_kind(other, kind, name, strlen(name), &olk) == EDGELOCK_OK);
+        CHECK_ST(edgelock_acquire(c, lk), EDGELOCK_OK);
+        CHECK_ST(edgelock_try_lock(c, lk, 0, 1), EDGELOCK_OK); // a 1 ms lease, were it applied
+        CHECK_ST(edgelock_try_lock(c, lk, 0, 1), EDGELOCK_OK);
+        CHECK(redis_integer(r, "PTTL %s", name) > 1);
+        int released = -1;
+        CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK); // restores a lease too
+        CHECK_EQ(released, 0);
+        CHECK(redis_integer(r, "PTTL %s", name) > 1);
+        sleep_ms(10);
+        int64_t left = 0;
+        CHECK_ST(edgelock_lock_valid(c, lk, me, &left), EDGELOCK_OK);
+        CHECK_ST(edgelock_try_lock(other, olk, 0, 10000), EDGELOCK_ERR_WAIT_TIMEOUT);
+        CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+        CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+        CHECK_EQ(released, 1);
+        CHECK_EQ(log.count.load(), 0);
+        CHECK(tables_idle(c));
+        CHECK_ST(edgelock_lock_free(c, lk), EDGELOCK_OK);
+        CHECK_ST(edgelock_lock_free(other, olk), EDGELOCK_OK);
+    }
+    edgelock_client_destroy(c);
+    edgelock_client_destroy(other);
+}
+
 TEST_CASE(unlock_stops_renewal)
 {
     RedisServer &r = shared_server();

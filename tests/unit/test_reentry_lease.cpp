@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The lease a re-entry sets on a hold the watchdog renews (acquire.cpp
+// attempt_lease, holds.cpp acquired): the lock scripts set the key's TTL to
+// the lease each acquire and each partial release names, so a shorter fixed
+// lease there must not leave the client counting the watchdog's lease.
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "fake/fake_engine.hpp"
+#include "fake/harness.hpp"
+#include "locks/acquire.hpp"
+#include "locks/holds.hpp"
+#include "locks/release.hpp"
+#include "redisson/scripts.hpp"
+
+using namespace edgelock;
+using namespace fake;
+
+namespace
+{
+
+constexpr uint32_t kWatchdogLease = 30000;
+
+void watchdog_lease(edgelock_config *cfg)
+{
+    cfg->watchdog_lease_ms = kWatchdogLease;
+}
+
+// lock_acquire.lua: EVALSHA sha 1 key lease owner.
+// -1: the last command is not that.
+long long acquire_lease(Harness &h)
+{
+    std::vector<std::string> a = h.last_cmd();
+    return a.size() == 6 && a[1] == kScripts[kScriptAcquire].sha1 ? std::stoll(a[4]) : -1;
+}
+
+int64_t valid_for(Harness &h, edgelock_lock lk, edgelock_status want)
+{
+    int64_t left = -1;
+    CHECK_ST(hold_validity(h.c, lk.id, 1, &left), want);
+    return left;
+}
+
+} // namespace
+
+TEST_CASE(a_short_re_entry_into_a_watchdog_hold_asks_for_the_watchdogs_lease)
+{
+    Harness h(watchdog_lease);
+    REQUIRE(h.c);
+    edgelock_lock lk = h.lock("a");
+    Result first, again;
+    REQUIRE(acquire_start(h.c, lk, 1, 0, EDGELOCK_LEASE_WATCHDOG, record, &first) == EDGELOCK_OK);
+    CHECK_EQ(acquire_lease(h), kWatchdogLease);
+    h.reply(kNil);
+    REQUIRE(acquire_start(h.c, lk, 1, 0, 50, record, &again) == EDGELOCK_OK);
+    CHECK_EQ(acquire_lease(h), kWatchdogLease); // not 50
+    h.reply(kNil);
+    CHECK_ST(again.st, EDGELOCK_OK);
+    h.loop.advance(1000); // the 50 ms would be long over
+    CHECK_EQ(valid_for(h, lk, EDGELOCK_OK), (int64_t)kWatchdogLease - 1000);
+
+    // The release of one re-entry restores the watchdog's lease (ARGV[2]).
+    Result u;
+    REQUIRE(release_start(h.c, lk, 1, record, &u) == EDGELOCK_OK);
+    std::vector<std::string> rel = h.last_cmd();
+    REQUIRE(rel.size() > 7 && rel[1] == kScripts[kScriptRelease].sha1);
+    CHECK_EQ(std::stoll(rel[7]), kWatchdogLease); // EVALSHA sha 3 keys... message lease
+    h.reply(":0\r\n");
+    CHECK_ST(u.st, EDGELOCK_OK);
+    CHECK_EQ(u.value, 0);
+    Hold *held = hold_find(h.c, lk.id, 1, nullptr);
+    REQUIRE(held);
+    CHECK(hold_renewable(held));
+
+    // A fixed-lease hold re-entered with a fixed lease keeps what it asks.
+    edgelock_lock b = h.lock("b");
+    Result f1, f2;
+    REQUIRE(acquire_start(h.c, b, 1, 0, 1000, record, &f1) == EDGELOCK_OK);
+    h.reply(kNil);
+    REQUIRE(acquire_start(h.c, b, 1, 0, 50, record, &f2) == EDGELOCK_OK);
+    CHECK_EQ(acquire_lease(h), 50);
+    h.reply(kNil);
+}
+
+// Sent before the hold it re-enters was granted, the re-entry could not be
+// raised: Redis lets the key lapse with its lease, and so does the hold (no
+// watchdog promise beyond it).
+TEST_CASE(a_short_re_entry_sent_before_the_grant_ends_the_watchdogs_promise)
+{
+    Harness h(watchdog_lease);
+    REQUIRE(h.c);
+    edgelock_lock lk = h.lock("a");
+    Result first, again;
+    REQUIRE(acquire_start(h.c, lk, 1, 0, EDGELOCK_LEASE_WATCHDOG, record, &first) == EDGELOCK_OK);
+    REQUIRE(acquire_start(h.c, lk, 1, 0, 50, record, &again) == EDGELOCK_OK);
+    CHECK_EQ(acquire_lease(h), 50);
+    h.reply(kNil);
+    h.reply(kNil);
+    CHECK_ST(first.st, EDGELOCK_OK);
+    CHECK_ST(again.st, EDGELOCK_OK);
+    int64_t left = valid_for(h, lk, EDGELOCK_OK);
+    CHECK(left > 0 && left <= 50);
+    h.loop.advance(50);
+    valid_for(h, lk, EDGELOCK_ERR_NOT_OWNER);
+}
