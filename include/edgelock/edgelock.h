@@ -115,7 +115,10 @@ typedef struct edgelock_client edgelock_client;
 /**
  * A lock handle: a value, not a pointer. It names one slot of the client's lock
  * table plus that slot's generation, so a handle used after edgelock_lock_free()
- * gets EDGELOCK_ERR_STALE_HANDLE, never another lock's slot. {0} is never valid.
+ * gets EDGELOCK_ERR_STALE_HANDLE, never another lock's slot. A handle belongs to
+ * the client that made it: each client starts its generations at a random
+ * value, so another client's handle gets STALE_HANDLE too (the chance that it
+ * names one of this client's locks is about 1 in 2^32). {0} is never valid.
  */
 typedef struct edgelock_lock {
     uint64_t id;
@@ -133,7 +136,7 @@ typedef enum edgelock_status {
     EDGELOCK_ERR_TIMEOUT = -7,       /* Redis did not answer within command_timeout_ms */
     EDGELOCK_ERR_REDIS = -8,         /* Redis answered with an error (e.g. WRONGTYPE: key of another type) */
     EDGELOCK_ERR_SHUTDOWN = -9,      /* the client is being destroyed */
-    EDGELOCK_ERR_STALE_HANDLE = -10, /* the lock handle was freed (or never created) */
+    EDGELOCK_ERR_STALE_HANDLE = -10, /* the handle was freed, never made, or is another client's */
     EDGELOCK_ERR_WRONG_THREAD =
         -11,                 /* async call off the loop thread, or blocking call where it would deadlock */
     EDGELOCK_ERR_BUSY = -12, /* lock_free on a lock that is held or has calls in flight; a second group

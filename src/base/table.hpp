@@ -39,8 +39,11 @@ public:
 
     static uint64_t bytes_for(uint32_t capacity) { return (uint64_t)capacity * sizeof(Slot); }
 
-    // storage: capacity zeroed slots, owned by the caller.
-    void init(Slot *storage, uint32_t capacity)
+    // storage: capacity zeroed slots, owned by the caller. first_gen: every
+    // slot's first generation (0 is taken as 1). A table whose ids reach the
+    // application starts at a random one, so that an id of another table of
+    // the same type (another client's) names no slot here.
+    void init(Slot *storage, uint32_t capacity, uint32_t first_gen = 1)
     {
         slots_ = storage;
         cap_ = capacity;
@@ -49,7 +52,7 @@ public:
         full_count_ = 0;
         free_head_ = capacity ? 0 : kNoIndex;
         for (uint32_t i = 0; i < capacity; i++) {
-            slots_[i].gen = 1;
+            slots_[i].gen = first_gen ? first_gen : 1;
             slots_[i].used = false;
             slots_[i].next_free = i + 1 < capacity ? i + 1 : kNoIndex;
         }

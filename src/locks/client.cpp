@@ -345,8 +345,14 @@ static bool build(Client *c, const LinkOps *link)
     c->waiter_timers =
         static_cast<WaiterTimer *>(client_alloc(c, (uint64_t)cfg.max_waiters * sizeof(WaiterTimer)));
     // Tables first, so that free_memory() frees whatever was had.
-    if (lock_slots)
-        c->locks.init(lock_slots, cfg.max_locks);
+    if (lock_slots) {
+        // Lock handles are the application's: one passed to the wrong client
+        // must be STALE_HANDLE there, not the lock in the same slot (every
+        // client's first handle would otherwise be the same value).
+        uint32_t first_gen;
+        edgelock_port_random(&first_gen, sizeof(first_gen));
+        c->locks.init(lock_slots, cfg.max_locks, first_gen);
+    }
     if (hold_slots)
         c->holds.init(hold_slots, cfg.max_holds);
     if (waiter_slots)

@@ -705,6 +705,36 @@ TEST_CASE(old_handle_never_reaches_the_lock_that_reuses_its_slot)
     edgelock_client_destroy(c);
 }
 
+// A handle passed to the wrong client (easy with one client per RedLock
+// server, or arrays of members): every client used to hand out the same
+// first handle, so it named that client's lock in the same slot, and an
+// unlock or force-unlock acted on it.
+TEST_CASE(a_handle_of_another_client_is_stale)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *a = make_client(r.url());
+    edgelock_client *b = make_client(r.url());
+    REQUIRE(a && b);
+    edgelock_lock firmware = make_lock(a, "xclient-firmware");
+    edgelock_lock orders = make_lock(b, "xclient-orders");
+    CHECK_ST(edgelock_try_lock(b, orders, 0, 10000), EDGELOCK_OK);
+
+    expect_stale_everywhere(b, firmware);
+
+    CHECK_EQ(redis_integer(r, "HLEN xclient-orders"), 1); // untouched
+    CHECK_EQ(redis_integer(r, "EXISTS xclient-firmware"), 0);
+    int released = 0;
+    CHECK_ST(edgelock_unlock(b, orders, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    settle(b);
+    CHECK_ST(edgelock_lock_free(b, orders), EDGELOCK_OK);
+    CHECK_ST(edgelock_lock_free(a, firmware), EDGELOCK_OK);
+    CHECK(tables_idle(a));
+    CHECK(tables_idle(b));
+    edgelock_client_destroy(a);
+    edgelock_client_destroy(b);
+}
+
 // ---- ownership -------------------------------------------------------------------------
 
 static void hash_snapshot(const RedisServer &r, const char *key, char *out, size_t cap)
