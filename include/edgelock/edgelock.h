@@ -556,7 +556,8 @@ EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelo
  *  Results:
  *  - OK (value 1: released, 0: a re-entrant hold remains);
  *  - NOT_OWNER: `owner` does not hold it in Redis, nothing changed; also when
- *    its fixed lease ran out (as Redisson's unlock says);
+ *    its fixed lease ran out (as Redisson's unlock says; a read hold by this
+ *    client's clock, as lock_valid says, though other readers keep the key);
  *  - LOST: this client knew `owner` held it under the watchdog (or within its
  *    fixed lease by our clock) and Redis no longer has it. When the watchdog
  *    had already seen the loss, this is the call's return value at once (no

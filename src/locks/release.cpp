@@ -177,6 +177,14 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
             }
         } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0 && reply->integer <= 2) {
             value = reply->integer > 0 ? 1 : 0;
+            // A read hold whose fixed lease ran out is still a field of the
+            // hash while other readers keep the key (Redis expires the hold's
+            // own timeout key, not the field), so the script counts it down.
+            // For its owner it ended with the lease, as a lapsed lease of any
+            // other kind, whose key is gone (nil): NOT_OWNER.
+            bool lapsed_read = h && !call->cleanup && !call->drain && h->count > 0 && !h->lost &&
+                               !h->watchdog && lock_kind(c, call->lock_id) == EDGELOCK_READ &&
+                               loop_now(&c->loop) >= h->expires_ms;
             // 1: freed; 2: freed and a waiter heard the message.
             if (value == 1 && !call->cleanup)
                 take_turns(c, call->lock_id, reply->integer == 2, sent_ms);
@@ -185,9 +193,12 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
             // there, not a count to take down (nor one to drain). Its 1 with
             // an outer hold counted means that hold was gone already (its
             // lease ran out before the re-entry made a fresh one): lost.
-            if (h && !call->undo)
+            if (lapsed_read) {
+                st = EDGELOCK_ERR_NOT_OWNER;
+                h->count = 0;
+            } else if (h && !call->undo) {
                 h->count = count_after_release(c, h, value);
-            else if (h && value == 1 && h->count > 0 && !h->lost) {
+            } else if (h && value == 1 && h->count > 0 && !h->lost) {
                 h->lost = true;
                 report_lost = true;
             }

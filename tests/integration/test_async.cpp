@@ -363,6 +363,41 @@ static void chain_after_lock(Probe *p)
     ch->unlock_call = ASYNC(edgelock_unlock_async(ch->c, ch->lk, 5, probe_cb, &ch->unlock));
 }
 
+// A reader whose fixed lease ran out while another reader keeps the hash: its
+// field is still there (Redis expires the hold's own timeout key, not the
+// field), so the release script counts it down. For its owner the hold ended
+// with the lease: NOT_OWNER, as lock_valid says and as for any other kind.
+TEST_CASE(unlock_of_a_read_hold_whose_lease_ran_out_is_not_owner)
+{
+    setup_thread();
+    RedisServer &r = shared_server();
+    freeReplyObject(r.command("DEL rw-lapsed"));
+    EventLoop loop;
+    REQUIRE(loop.ok());
+    edgelock_client *c = loop_client(loop.base());
+    REQUIRE(c);
+    edgelock_lock rd = {0};
+    CHECK_ST(edgelock_lock_new_kind(c, EDGELOCK_READ, "rw-lapsed", 9, &rd), EDGELOCK_OK);
+    Probe a, b, u2, u1;
+    CHECK_ST(outcome(loop, a,
+                     [&] { return edgelock_lock_async(c, rd, 1, 0, EDGELOCK_LEASE_WATCHDOG, probe_cb, &a); }),
+             EDGELOCK_OK);
+    CHECK_ST(outcome(loop, b, [&] { return edgelock_lock_async(c, rd, 2, 0, 200, probe_cb, &b); }),
+             EDGELOCK_OK);
+    int64_t left = 0;
+    CHECK(
+        loop.run_until([&] { return edgelock_lock_valid(c, rd, 2, &left) == EDGELOCK_ERR_NOT_OWNER; }, 5000));
+    CHECK_EQ(redis_integer(r, "EXISTS rw-lapsed"), 1); // reader 1 keeps it
+    CHECK_ST(outcome(loop, u2, [&] { return edgelock_unlock_async(c, rd, 2, probe_cb, &u2); }),
+             EDGELOCK_ERR_NOT_OWNER);
+    CHECK_ST(outcome(loop, u1, [&] { return edgelock_unlock_async(c, rd, 1, probe_cb, &u1); }), EDGELOCK_OK);
+    CHECK_EQ(u1.value, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS rw-lapsed"), 0);
+    CHECK(loop.run_until([&] { return idle_now(c); }, 5000));
+    CHECK_ST(edgelock_lock_free(c, rd), EDGELOCK_OK);
+    edgelock_client_destroy(c);
+}
+
 TEST_CASE(calls_made_inside_callbacks_work)
 {
     setup_thread();
