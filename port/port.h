@@ -18,7 +18,9 @@
 extern "C" {
 #endif
 
-/** Monotonic milliseconds from an arbitrary origin; only used for differences. */
+/** Monotonic milliseconds from an arbitrary origin, counting time the system
+ *  spends suspended (leases on the server run on meanwhile); only used for
+ *  differences. */
 uint64_t edgelock_port_now_ms(void);
 
 /** Wall-clock milliseconds since the Unix epoch (Redisson's fair-lock deadlines). */

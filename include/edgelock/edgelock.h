@@ -645,7 +645,8 @@ EDGELOCK_API edgelock_status edgelock_cancel(edgelock_client *client, uint64_t o
 /**
  * Whether `owner` may still act on `lock`, by this client's own clock: no
  * Redis call. Call it right before each write to the protected resource: a
- * holder that was frozen (SIGSTOP, a stalled VM, a long GC-like pause) past its
+ * holder that was frozen (SIGSTOP, a stalled VM, a long GC-like pause, or a
+ * system suspend: the library's clock is CLOCK_BOOTTIME on Linux) past its
  * lease learns it here, before the watchdog next runs and before
  * on_lock_lost arrives. Blocking users pass edgelock_current_owner().
  * *remaining_ms: on OK, how long the hold lasts at least (> 0): Redis set the

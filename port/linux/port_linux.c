@@ -19,7 +19,15 @@
 uint64_t edgelock_port_now_ms(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    /* CLOCK_BOOTTIME goes on while the system is suspended, as the TTLs on the
+     * Redis server do; CLOCK_MONOTONIC stops. A gateway that slept past its
+     * lease must find its hold gone (lock_valid, the watchdog's loss check),
+     * not counted as still running for the time it slept. Kernels before
+     * 2.6.39 lack it, and then always fail: monotonic it is. */
+#ifdef CLOCK_BOOTTIME
+    if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+#endif
+        clock_gettime(CLOCK_MONOTONIC, &ts);
     /* 64-bit arithmetic throughout: time_t is 32 bits on armhf. */
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
