@@ -562,13 +562,16 @@ EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelo
  *    fixed lease by our clock) and Redis no longer has it. When the watchdog
  *    had already seen the loss, this is the call's return value at once (no
  *    callback), and the loss is forgotten: the next unlock is NOT_OWNER.
- *    Exception, from Redisson's scripts: for EDGELOCK_FAIR, EDGELOCK_READ and
- *    EDGELOCK_WRITE an unlock whose lock key is already gone answers OK with
- *    value 1, so a loss the watchdog has not seen yet is not reported there;
+ *    Exception, from Redisson's script: for EDGELOCK_FAIR an unlock whose
+ *    lock key is already gone answers OK with value 1, so a loss the watchdog
+ *    has not seen yet is not reported there (EDGELOCK_READ and EDGELOCK_WRITE
+ *    report it, as Redisson's unlock throws there);
  *  - TIMEOUT or CONNECTION: the outcome is unknown. Renewal of the hold stops
  *    (if the unlock did not run, the lock lapses with its lease), and a retry
  *    by the same owner sends the same unlock again, which Redis's unlock latch
- *    (unlock_latch_ttl_ms) answers with the first one's result: OK, not LOST.
+ *    (unlock_latch_ttl_ms) answers with the first one's result: OK, not LOST
+ *    (for EDGELOCK_READ and EDGELOCK_WRITE also when the first one found the
+ *    lock gone: Redisson's scripts latch "released" there).
  *    A lock call by that owner instead sends it again too, ahead of its
  *    attempt, so that the new hold never re-enters the old one;
  *  - REDIS: Redis refused the unlock script (e.g. an ACL that forbids

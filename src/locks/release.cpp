@@ -175,6 +175,11 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
                 h->count = 0;
                 h->lost = false;
             }
+            // A read-write unlock that found the lock gone latched its nil
+            // (rw_*_release.lua); answered, the latch can go, as Redisson's does.
+            LockEntry *le = lock_get(c, call->lock_id);
+            if (le && (le->kind == EDGELOCK_READ || le->kind == EDGELOCK_WRITE))
+                send_latch_delete(c, call);
         } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0 && reply->integer <= 2) {
             value = reply->integer > 0 ? 1 : 0;
             // A read hold whose fixed lease ran out is still a field of the

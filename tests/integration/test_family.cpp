@@ -189,6 +189,56 @@ TEST_CASE(read_lock_under_watchdog_outlives_its_lease)
     edgelock_client_destroy(c);
 }
 
+// An unlock of a read or write lock whose hash is gone is not "released": as
+// for the reentrant lock it is LOST when this client believed the owner held
+// it, else NOT_OWNER (Redisson's scripts answer nil there:
+// IllegalMonitorStateException).
+TEST_CASE(unlock_of_a_read_write_lock_that_is_gone_is_lost_or_not_owner)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    edgelock_lock rd = make_kind(c, EDGELOCK_READ, "rw:gone");
+    edgelock_lock wr = make_kind(c, EDGELOCK_WRITE, "rw:gone");
+    int released = -1;
+
+    CHECK_ST(edgelock_unlock(c, rd, &released), EDGELOCK_ERR_NOT_OWNER); // never held
+    CHECK_EQ(released, 0);
+    CHECK_ST(edgelock_unlock(c, wr, &released), EDGELOCK_ERR_NOT_OWNER);
+    CHECK_EQ(released, 0);
+
+    // Held within a fixed lease by our clock, deleted behind our back.
+    CHECK_ST(edgelock_try_lock(c, rd, 0, 60000), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(r, "DEL rw:gone"), 1);
+    CHECK_ST(edgelock_unlock(c, rd, &released), EDGELOCK_ERR_LOST);
+    CHECK_EQ(released, 0);
+    CHECK_ST(edgelock_unlock(c, rd, &released), EDGELOCK_ERR_NOT_OWNER); // the loss was told once
+
+    CHECK_ST(edgelock_try_lock(c, wr, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(r, "DEL rw:gone"), 1);
+    CHECK_ST(edgelock_unlock(c, wr, &released), EDGELOCK_ERR_LOST);
+    CHECK_EQ(released, 0);
+    CHECK_ST(edgelock_unlock(c, wr, &released), EDGELOCK_ERR_NOT_OWNER);
+    // Those unlocks latched their nil in Redis; answered, the latches go.
+    CHECK(wait_until(10000, [&] {
+        return redis_integer(r, "EVAL %s 0",
+                             "return #redis.call('keys', 'redisson_unlock_latch:{rw:gone}:*')") == 0;
+    }));
+
+    // The lock is usable again on both sides, and a real release still says so.
+    CHECK_ST(edgelock_try_lock(c, wr, 0, 10000), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, wr, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_ST(edgelock_try_lock(c, rd, 0, 10000), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, rd, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS rw:gone"), 0);
+    CHECK(tables_idle(c));
+    CHECK_ST(edgelock_lock_free(c, rd), EDGELOCK_OK);
+    CHECK_ST(edgelock_lock_free(c, wr), EDGELOCK_OK);
+    edgelock_client_destroy(c);
+}
+
 TEST_CASE(fenced_tokens_increase_across_clients_and_reentry)
 {
     RedisServer &r = shared_server();

@@ -9,9 +9,14 @@
 -- KEYS[5] unlock latch key
 -- ARGV[1] unlock message (0), ARGV[2] owner field, ARGV[3] publish command,
 -- ARGV[4] latch TTL ms
--- Returns nil when the owner holds no read lock (nothing changed), 0 when holds
--- remain (the owner's or others'), 1 when the lock is released (deleted, "0"
--- published to wake one waiter). The owner's newest hold and its timeout key go
+-- Returns nil when the owner holds no read lock, 0 when holds remain (the
+-- owner's or others'), 1 when the lock is released (deleted, "0" published to
+-- wake one waiter). When the lock is gone (expired, or forced off) the answer
+-- is nil too, as in Redisson (IllegalMonitorStateException), so the caller
+-- learns its hold is lost; but, as Redisson does, "0" is still published (a
+-- waiter may have missed the expiry) and the latch set to 1, so a retry whose
+-- first answer was lost reads "released". Otherwise nil changes nothing and
+-- writes no latch. The owner's newest hold and its timeout key go
 -- first. With holds left, the hash TTL becomes the longest remaining per-hold
 -- TTL; under a writer (mode=write: the writer also read-locked) it is only ever
 -- lengthened, never cut below the writer's lease. Fields whose holds all timed
@@ -27,7 +32,7 @@ local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false and redis.call('exists', KEYS[1]) == 0 then
     redis.call(ARGV[3], KEYS[2], ARGV[1])
     redis.call('set', KEYS[5], 1, 'px', ARGV[4])
-    return 1
+    return nil
 end
 local held = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if mode == false or held == nil then

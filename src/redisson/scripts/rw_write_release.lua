@@ -8,9 +8,13 @@
 -- 0 when a re-entrant write hold remains (PEXPIRE lease), 1 when the write lock
 -- is released: deleted with ARGV[1] published, or, when the writer also holds
 -- read locks, downgraded to mode=read with its read holds kept (no message, as
--- in Redisson). A retried release with the same latch key gets the first answer
--- again. A lock hash of another type fails with WRONGTYPE before anything is
--- written.
+-- in Redisson). When the lock is gone (expired, or forced off) the answer is
+-- nil too, as in Redisson (IllegalMonitorStateException), so the caller learns
+-- its hold is lost; but, as Redisson does, ARGV[1] is still published (a waiter
+-- may have missed the expiry) and the latch set to 1, so a retry whose first
+-- answer was lost reads "released". A retried release with the same latch key
+-- gets the latch's answer. A lock hash of another type fails with WRONGTYPE
+-- before anything is written.
 local latched = redis.call('get', KEYS[3])
 if latched ~= false then
     return tonumber(latched)
@@ -23,7 +27,7 @@ if mode == false then
     end
     redis.call(ARGV[4], KEYS[2], ARGV[1])
     redis.call('set', KEYS[3], 1, 'px', ARGV[5])
-    return 1
+    return nil
 end
 if mode ~= 'write' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
     return nil
