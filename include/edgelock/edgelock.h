@@ -510,7 +510,8 @@ EDGELOCK_API edgelock_status edgelock_lock_free(edgelock_client *client, edgeloc
  *   lock:          0; for EDGELOCK_FENCED the fencing token (> 0)
  *   unlock:        1 when the lock was released, 0 when a re-entrant hold remains
  *                  (for EDGELOCK_READ: 0 when any read hold remains, maybe another's)
- *   force_unlock:  1 when a lock was deleted, 0 when it was free
+ *   force_unlock:  1 when a lock was deleted, 0 when nothing was (free; for
+ *                  EDGELOCK_READ / EDGELOCK_WRITE also held in the other mode)
  *   is_locked:     1 or 0
  *   hold_count:    holds of that owner (0 when not held by it)
  *   remaining_ttl: ms left on the lock; -2 when free, -1 when it has no expiry
@@ -583,7 +584,15 @@ EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelo
 EDGELOCK_API edgelock_status edgelock_unlock_async(edgelock_client *client, edgelock_lock lock,
                                                    uint64_t owner, edgelock_result_fn cb, void *user);
 
-/** Delete the lock whoever holds it and publish the unlock message. */
+/** Delete the lock whoever holds it and publish the unlock message; value 1
+ *  when it was deleted, 0 when there was nothing to delete (OK either way).
+ *  An EDGELOCK_READ or EDGELOCK_WRITE handle deletes only its own side, as
+ *  Redisson's readLock()/writeLock().forceUnlock(): the read side only while
+ *  readers hold the lock (mode "read"), publishing 0; the write side only
+ *  while a writer holds it (mode "write", also when that writer reads too),
+ *  publishing 1. Held in the other mode, or a hash without a mode, it is
+ *  left alone and the value is 0. A plain (EDGELOCK_REENTRANT) handle on the
+ *  name deletes it whatever its mode. */
 EDGELOCK_API edgelock_status edgelock_force_unlock_async(edgelock_client *client, edgelock_lock lock,
                                                          edgelock_result_fn cb, void *user);
 
@@ -612,6 +621,9 @@ EDGELOCK_API edgelock_status edgelock_try_lock_token(edgelock_client *client, ed
                                                      int64_t wait_ms, int64_t lease_ms, int64_t *token);
 /** *released (may be NULL): 1 when fully released, 0 when a re-entrant hold remains. */
 EDGELOCK_API edgelock_status edgelock_unlock(edgelock_client *client, edgelock_lock lock, int *released);
+/** *deleted (may be NULL): 1 when the lock was deleted, 0 when nothing was; for
+ *  EDGELOCK_READ / EDGELOCK_WRITE 0 too while the other side holds it
+ *  (edgelock_force_unlock_async). */
 EDGELOCK_API edgelock_status edgelock_force_unlock(edgelock_client *client, edgelock_lock lock, int *deleted);
 EDGELOCK_API edgelock_status edgelock_is_locked(edgelock_client *client, edgelock_lock lock, int *locked);
 /** *held: 1 when the calling thread holds it. LOST when it held it and lost it. */

@@ -359,13 +359,23 @@ void force_release(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a
         prefixed(rc, l, kLockTimeoutPrefix);
         channel(rc, l);
         rc.arg("0");
+        rc.arg(p.publish);
+    } else if (is_rw(l)) {
+        // Only the handle's own side: the other side's holders stay (Redisson).
+        bool write = l.kind == EDGELOCK_WRITE;
+        script(rc, a, kScriptRwForceRelease, 2);
+        key(rc, l);
+        channel(rc, l);
+        rc.arg(write ? "1" : "0"); // a writer gone wakes every waiter, as its unlock does
+        rc.arg(p.publish);
+        rc.arg(write ? "write" : "read");
     } else {
         script(rc, a, kScriptForceRelease, 2);
         key(rc, l);
         channel(rc, l);
-        rc.arg(is_rw(l) ? "1" : "0");
+        rc.arg("0");
+        rc.arg(p.publish);
     }
-    rc.arg(p.publish);
 }
 
 } // namespace
@@ -510,7 +520,10 @@ ScriptId script_of(LockOp op, edgelock_lock_kind kind, RenewKind renew)
         case EDGELOCK_LATCH: return kScriptCount;
         }
         break;
-    case LockOp::ForceRelease: return kind == EDGELOCK_FAIR ? kScriptFairForceRelease : kScriptForceRelease;
+    case LockOp::ForceRelease:
+        return kind == EDGELOCK_FAIR                             ? kScriptFairForceRelease
+               : kind == EDGELOCK_READ || kind == EDGELOCK_WRITE ? kScriptRwForceRelease
+                                                                 : kScriptForceRelease;
     case LockOp::Renew:
         return renew == RenewKind::Permits ? kScriptPermitRenew
                : renew == RenewKind::Read  ? kScriptReadRenew

@@ -45,6 +45,9 @@ enum ScriptId {
     kScriptPermitAdd,
     kScriptLatchTrySet,
     kScriptLatchCountDown,
+    // A read-write lock's force unlock: an operator's rare call, not preloaded
+    // either (EVALSHA, loaded on the first NOSCRIPT).
+    kScriptRwForceRelease,
     kScriptCount
 };
 

@@ -189,6 +189,72 @@ TEST_CASE(read_lock_under_watchdog_outlives_its_lease)
     edgelock_client_destroy(c);
 }
 
+// Forcing one side of a read-write lock off leaves the other side's holders
+// alone, as Redisson's readLock().forceUnlock() / writeLock().forceUnlock()
+// do: an operator clearing stale readers must not delete a writer's hold and
+// let a reader in beside it. A plain handle on the name still deletes any lock.
+TEST_CASE(force_unlock_of_a_read_write_lock_deletes_only_its_own_mode)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *holder = make_client(r.url());
+    edgelock_client *op = make_client(r.url());
+    REQUIRE(holder && op);
+    edgelock_lock hw = make_kind(holder, EDGELOCK_WRITE, "rw:force");
+    edgelock_lock hr = make_kind(holder, EDGELOCK_READ, "rw:force");
+    edgelock_lock ow = make_kind(op, EDGELOCK_WRITE, "rw:force");
+    edgelock_lock orr = make_kind(op, EDGELOCK_READ, "rw:force");
+    edgelock_lock plain = make_lock(op, "rw:force");
+    char mode[16];
+    int deleted = -1;
+
+    // A writer holds it: the read side's force unlock deletes nothing.
+    CHECK_ST(edgelock_try_lock(holder, hw, 0, 60000), EDGELOCK_OK);
+    CHECK_ST(edgelock_force_unlock(op, orr, &deleted), EDGELOCK_OK);
+    CHECK_EQ(deleted, 0);
+    redis_string(r, mode, sizeof(mode), "HGET rw:force mode");
+    CHECK(strcmp(mode, "write") == 0);
+    CHECK_ST(edgelock_try_lock(op, orr, 0, 10000), EDGELOCK_ERR_WAIT_TIMEOUT); // no reader beside the writer
+    CHECK_ST(edgelock_force_unlock(op, ow, &deleted), EDGELOCK_OK);
+    CHECK_EQ(deleted, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS rw:force"), 0);
+    CHECK_ST(edgelock_unlock(holder, hw, nullptr), EDGELOCK_ERR_LOST);
+
+    // Readers hold it: the write side's force unlock deletes nothing.
+    CHECK_ST(edgelock_try_lock(holder, hr, 0, 60000), EDGELOCK_OK);
+    CHECK_ST(edgelock_force_unlock(op, ow, &deleted), EDGELOCK_OK);
+    CHECK_EQ(deleted, 0);
+    redis_string(r, mode, sizeof(mode), "HGET rw:force mode");
+    CHECK(strcmp(mode, "read") == 0);
+    CHECK_ST(edgelock_force_unlock(op, orr, &deleted), EDGELOCK_OK);
+    CHECK_EQ(deleted, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS rw:force"), 0);
+    CHECK_ST(edgelock_unlock(holder, hr, nullptr), EDGELOCK_ERR_LOST);
+
+    // Free: nothing to delete on either side.
+    CHECK_ST(edgelock_force_unlock(op, orr, &deleted), EDGELOCK_OK);
+    CHECK_EQ(deleted, 0);
+    CHECK_ST(edgelock_force_unlock(op, ow, &deleted), EDGELOCK_OK);
+    CHECK_EQ(deleted, 0);
+
+    // A plain handle (RLock.forceUnlock(), the CLI's unlock --force) deletes
+    // the lock whatever its mode.
+    CHECK_ST(edgelock_try_lock(holder, hw, 0, 60000), EDGELOCK_OK);
+    CHECK_ST(edgelock_force_unlock(op, plain, &deleted), EDGELOCK_OK);
+    CHECK_EQ(deleted, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS rw:force"), 0);
+    CHECK_ST(edgelock_unlock(holder, hw, nullptr), EDGELOCK_ERR_LOST);
+
+    CHECK(tables_idle(holder));
+    CHECK(tables_idle(op));
+    edgelock_lock_free(holder, hw);
+    edgelock_lock_free(holder, hr);
+    edgelock_lock_free(op, ow);
+    edgelock_lock_free(op, orr);
+    edgelock_lock_free(op, plain);
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(op);
+}
+
 // An unlock of a read or write lock whose hash is gone is not "released": as
 // for the reentrant lock it is LOST when this client believed the owner held
 // it, else NOT_OWNER (Redisson's scripts answer nil there:

@@ -360,6 +360,12 @@ struct Rw {
         return c.eval("rw_write_release", {name, channel, latch},
                       {"1", num(lease), owner + ":write", "publish", kLatchTtl});
     }
+    // Force unlock of the read side ("read", message 0) or the write side ("write", 1).
+    redisReply *force(Conn &c, const char *mode) const
+    {
+        return c.eval("rw_force_release", {name, channel},
+                      {strcmp(mode, "write") == 0 ? "1" : "0", "publish", mode});
+    }
 };
 
 } // namespace
@@ -1228,4 +1234,52 @@ TEST_CASE(rw_release_of_a_missing_lock_and_wrong_types)
         CHECK_EQ(pttl(bad.name), -1);
         CHECK_EQ(exists(bad.hold_key(A, 1)), 0);
     }
+}
+
+// Each side's force unlock deletes the lock only while it is held in that
+// mode, and wakes waiters with that side's message (Redisson's
+// RedissonReadLock/RedissonWriteLock.forceUnlockAsync).
+TEST_CASE(rw_force_release_deletes_only_its_own_mode)
+{
+    Conn c;
+    REQUIRE(c.c);
+    Rw rw("rw-force");
+    Sub sub({rw.channel});
+    REQUIRE(sub.ok);
+    std::string ch, msg;
+    CHECK_EQ(Reply(rw.force(c, "read")).i(), 0); // free
+    CHECK_EQ(Reply(rw.force(c, "write")).i(), 0);
+
+    Reply w(rw.write(c, A, 30000));
+    Reply wr(rw.read(c, A, 30000)); // the writer reads too: still mode=write
+    CHECK_EQ(Reply(rw.force(c, "read")).i(), 0);
+    CHECK_EQ(hget(rw.name, A + ":write"), 1);
+    CHECK_EQ(hget(rw.name, A), 1);
+    CHECK_EQ(Reply(rw.force(c, "write")).i(), 1);
+    CHECK_EQ(exists(rw.name), 0);
+    CHECK(sub.next(2000, &ch, &msg));
+    CHECK(ch == rw.channel && msg == "1"); // every waiter: readers may share
+
+    Reply r1(rw.read(c, A, 30000));
+    Reply r2(rw.read(c, B, 30000));
+    CHECK_EQ(Reply(rw.force(c, "write")).i(), 0);
+    CHECK_EQ(hget(rw.name, A), 1);
+    CHECK_EQ(hget(rw.name, B), 1);
+    CHECK_EQ(Reply(rw.force(c, "read")).i(), 1);
+    CHECK_EQ(exists(rw.name), 0);
+    CHECK(sub.next(2000, &ch, &msg));
+    CHECK(ch == rw.channel && msg == "0");
+
+    // A reentrant lock under the name (no mode) is neither side's.
+    freeReplyObject(redisCommand(c.c, "HSET %s %s 1", rw.name.c_str(), C.c_str()));
+    CHECK_EQ(Reply(rw.force(c, "read")).i(), 0);
+    CHECK_EQ(Reply(rw.force(c, "write")).i(), 0);
+    CHECK_EQ(hget(rw.name, C), 1);
+
+    Rw bad("rw-force-wrongtype");
+    freeReplyObject(redisCommand(c.c, "SET %s %s", bad.name.c_str(), "foreign"));
+    CHECK(Reply(bad.force(c, "read")).error_has("WRONGTYPE"));
+    CHECK(Reply(bad.force(c, "write")).error_has("WRONGTYPE"));
+    CHECK(str("GET %s", bad.name) == "foreign");
+    CHECK(sub.quiet(200)); // none of those published
 }

@@ -1,5 +1,7 @@
 -- SPDX-License-Identifier: BSD-3-Clause
--- Force release: delete the lock whoever holds it and wake a waiter.
+-- Force release: delete the lock whoever holds it and wake a waiter. Any
+-- lock under the name goes (RLock.forceUnlock()); a read-write handle deletes
+-- only its own side's (rw_force_release.lua).
 -- KEYS[1] lock hash, KEYS[2] lock channel
 -- ARGV[1] unlock message (0), ARGV[2] publish command
 -- Returns 1 when a lock was deleted, 0 when there was none. A key of another
