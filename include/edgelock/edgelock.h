@@ -512,7 +512,7 @@ EDGELOCK_API edgelock_status edgelock_lock_free(edgelock_client *client, edgeloc
  *                  (for EDGELOCK_READ: 0 when any read hold remains, maybe another's)
  *   force_unlock:  1 when a lock was deleted, 0 when nothing was (free; for
  *                  EDGELOCK_READ / EDGELOCK_WRITE also held in the other mode)
- *   is_locked:     1 or 0
+ *   is_locked:     1 or 0 (for EDGELOCK_READ / EDGELOCK_WRITE: that side only)
  *   hold_count:    holds of that owner (0 when not held by it)
  *   remaining_ttl: ms left on the lock; -2 when free, -1 when it has no expiry
  * `value` is 0 whenever status != EDGELOCK_OK.
@@ -596,6 +596,17 @@ EDGELOCK_API edgelock_status edgelock_unlock_async(edgelock_client *client, edge
 EDGELOCK_API edgelock_status edgelock_force_unlock_async(edgelock_client *client, edgelock_lock lock,
                                                          edgelock_result_fn cb, void *user);
 
+/** Whether anybody holds the lock: value 1 when its key exists, else 0.
+ *  An EDGELOCK_READ or EDGELOCK_WRITE handle answers for its own side, as
+ *  Redisson's readLock()/writeLock().isLocked(): the write side is locked
+ *  while a writer holds it (mode "write"); the read side while readers hold
+ *  it (mode "read"), or while the writer also holds read locks. So while
+ *  only readers hold the lock the write side says 0, though a writer would
+ *  wait; a hash without a mode (another kind of lock under the name) is 0
+ *  on both sides. A plain (EDGELOCK_REENTRANT) handle on the name says
+ *  whether anything holds it. Errors: REDIS (on a read or write handle, a
+ *  key of another type), CONNECTION, TIMEOUT, TABLE_FULL, STALE_HANDLE,
+ *  SHUTDOWN. */
 EDGELOCK_API edgelock_status edgelock_is_locked_async(edgelock_client *client, edgelock_lock lock,
                                                       edgelock_result_fn cb, void *user);
 
@@ -625,6 +636,7 @@ EDGELOCK_API edgelock_status edgelock_unlock(edgelock_client *client, edgelock_l
  *  EDGELOCK_READ / EDGELOCK_WRITE 0 too while the other side holds it
  *  (edgelock_force_unlock_async). */
 EDGELOCK_API edgelock_status edgelock_force_unlock(edgelock_client *client, edgelock_lock lock, int *deleted);
+/** *locked: as edgelock_is_locked_async's value (a read or write handle: its own side). */
 EDGELOCK_API edgelock_status edgelock_is_locked(edgelock_client *client, edgelock_lock lock, int *locked);
 /** *held: 1 when the calling thread holds it. LOST when it held it and lost it. */
 EDGELOCK_API edgelock_status edgelock_is_held_by_current_thread(edgelock_client *client, edgelock_lock lock,

@@ -431,6 +431,14 @@ void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &
     case LockOp::Release: release(rc, p, a, l); break;
     case LockOp::ForceRelease: force_release(rc, p, a, l); break;
     case LockOp::Exists:
+        if (is_rw(l)) {
+            // The handle's own side, not the key: readers alone do not make
+            // the write side locked (Redisson's readLock/writeLock().isLocked()).
+            script(rc, a, kScriptRwIsLocked, 1);
+            key(rc, l);
+            rc.arg(l.kind == EDGELOCK_WRITE ? "write" : "read");
+            break;
+        }
         rc.arg("EXISTS");
         key(rc, l);
         break;
@@ -529,6 +537,8 @@ ScriptId script_of(LockOp op, edgelock_lock_kind kind, RenewKind renew)
                : renew == RenewKind::Read  ? kScriptReadRenew
                                            : kScriptRenew;
     case LockOp::Extend: return kind == EDGELOCK_READ ? kScriptReadRenew : kScriptRenew;
+    case LockOp::Exists:
+        return kind == EDGELOCK_READ || kind == EDGELOCK_WRITE ? kScriptRwIsLocked : kScriptCount;
     case LockOp::Abandon: return kScriptFairAbandon;
     case LockOp::Info: return kScriptLockInfo;
     default: break;

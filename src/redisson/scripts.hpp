@@ -45,9 +45,10 @@ enum ScriptId {
     kScriptPermitAdd,
     kScriptLatchTrySet,
     kScriptLatchCountDown,
-    // A read-write lock's force unlock: an operator's rare call, not preloaded
-    // either (EVALSHA, loaded on the first NOSCRIPT).
+    // A read-write lock's force unlock and is-locked: rare calls, not
+    // preloaded either (EVALSHA, loaded on the first NOSCRIPT).
     kScriptRwForceRelease,
+    kScriptRwIsLocked,
     kScriptCount
 };
 

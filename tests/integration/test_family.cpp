@@ -305,6 +305,63 @@ TEST_CASE(unlock_of_a_read_write_lock_that_is_gone_is_lost_or_not_owner)
     edgelock_client_destroy(c);
 }
 
+// is_locked on a read-write handle answers for its own side, as Redisson's
+// readLock().isLocked() / writeLock().isLocked(): the write side while a
+// writer holds it, the read side while readers hold it (the writer's own
+// read holds too). A plain handle on the name says whether the key exists.
+TEST_CASE(is_locked_of_read_write_handles_follows_the_mode)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *holder = make_client(r.url());
+    edgelock_client *q = make_client(r.url());
+    REQUIRE(holder && q);
+    edgelock_lock hw = make_kind(holder, EDGELOCK_WRITE, "rw:locked");
+    edgelock_lock hr = make_kind(holder, EDGELOCK_READ, "rw:locked");
+    edgelock_lock qw = make_kind(q, EDGELOCK_WRITE, "rw:locked");
+    edgelock_lock qr = make_kind(q, EDGELOCK_READ, "rw:locked");
+    edgelock_lock plain = make_lock(q, "rw:locked");
+    auto locked = [&](edgelock_lock lk) {
+        int v = -1;
+        CHECK_ST(edgelock_is_locked(q, lk, &v), EDGELOCK_OK);
+        return v;
+    };
+
+    CHECK_EQ(locked(qr), 0);
+    CHECK_EQ(locked(qw), 0);
+    CHECK_EQ(locked(plain), 0);
+
+    CHECK_ST(edgelock_try_lock(holder, hr, 0, 60000), EDGELOCK_OK); // readers only
+    CHECK_EQ(locked(qr), 1);
+    CHECK_EQ(locked(qw), 0);
+    CHECK_EQ(locked(plain), 1);
+    CHECK_ST(edgelock_unlock(holder, hr, nullptr), EDGELOCK_OK);
+
+    CHECK_ST(edgelock_try_lock(holder, hw, 0, 60000), EDGELOCK_OK); // a writer only
+    CHECK_EQ(locked(qr), 0);
+    CHECK_EQ(locked(qw), 1);
+    CHECK_EQ(locked(plain), 1);
+    CHECK_ST(edgelock_try_lock(holder, hr, 0, 60000), EDGELOCK_OK); // the writer reads too
+    CHECK_EQ(locked(qr), 1);
+    CHECK_EQ(locked(qw), 1);
+    CHECK_ST(edgelock_unlock(holder, hw, nullptr), EDGELOCK_OK); // downgraded to read
+    CHECK_EQ(locked(qr), 1);
+    CHECK_EQ(locked(qw), 0);
+    CHECK_ST(edgelock_unlock(holder, hr, nullptr), EDGELOCK_OK);
+    CHECK_EQ(locked(qr), 0);
+    CHECK_EQ(locked(qw), 0);
+    CHECK_EQ(locked(plain), 0);
+
+    CHECK(tables_idle(holder));
+    CHECK(tables_idle(q));
+    edgelock_lock_free(holder, hw);
+    edgelock_lock_free(holder, hr);
+    edgelock_lock_free(q, qw);
+    edgelock_lock_free(q, qr);
+    edgelock_lock_free(q, plain);
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(q);
+}
+
 TEST_CASE(fenced_tokens_increase_across_clients_and_reentry)
 {
     RedisServer &r = shared_server();

@@ -360,6 +360,11 @@ struct Rw {
         return c.eval("rw_write_release", {name, channel, latch},
                       {"1", num(lease), owner + ":write", "publish", kLatchTtl});
     }
+    // Is the read side ("read") or the write side ("write") held?
+    long long is_locked(Conn &c, const char *side) const
+    {
+        return Reply(c.eval("rw_is_locked", {name}, {side})).i();
+    }
     // Force unlock of the read side ("read", message 0) or the write side ("write", 1).
     redisReply *force(Conn &c, const char *mode) const
     {
@@ -1282,4 +1287,41 @@ TEST_CASE(rw_force_release_deletes_only_its_own_mode)
     CHECK(Reply(bad.force(c, "write")).error_has("WRONGTYPE"));
     CHECK(str("GET %s", bad.name) == "foreign");
     CHECK(sub.quiet(200)); // none of those published
+}
+
+// Each side answers for itself (Redisson's readLock().isLocked(),
+// writeLock().isLocked()): readers alone leave the write side unlocked, a
+// writer alone the read side; a writer that reads too holds both.
+TEST_CASE(rw_is_locked_answers_for_its_own_side)
+{
+    Conn c;
+    REQUIRE(c.c);
+    Rw rw("rw-locked");
+    CHECK_EQ(rw.is_locked(c, "read"), 0);
+    CHECK_EQ(rw.is_locked(c, "write"), 0);
+    {
+        Reply r(rw.read(c, A, 30000));
+        Reply r2(rw.read(c, B, 30000));
+        CHECK_EQ(rw.is_locked(c, "read"), 1);
+        CHECK_EQ(rw.is_locked(c, "write"), 0);
+        freeReplyObject(redisCommand(c.c, "DEL %s", rw.name.c_str()));
+    }
+    Reply w(rw.write(c, A, 30000));
+    Reply w2(rw.write(c, A, 30000)); // re-entry: still one writer field
+    CHECK_EQ(rw.is_locked(c, "read"), 0);
+    CHECK_EQ(rw.is_locked(c, "write"), 1);
+    Reply wr(rw.read(c, A, 30000)); // the writer reads too
+    CHECK_EQ(rw.is_locked(c, "read"), 1);
+    CHECK_EQ(rw.is_locked(c, "write"), 1);
+
+    // A reentrant lock under the name (no mode) is neither side's.
+    freeReplyObject(redisCommand(c.c, "DEL %s", rw.name.c_str()));
+    freeReplyObject(redisCommand(c.c, "HSET %s %s 1", rw.name.c_str(), C.c_str()));
+    CHECK_EQ(rw.is_locked(c, "read"), 0);
+    CHECK_EQ(rw.is_locked(c, "write"), 0);
+
+    Rw bad("rw-locked-wrongtype");
+    freeReplyObject(redisCommand(c.c, "SET %s %s", bad.name.c_str(), "foreign"));
+    CHECK(Reply(c.eval("rw_is_locked", {bad.name}, {"read"})).error_has("WRONGTYPE"));
+    CHECK(Reply(c.eval("rw_is_locked", {bad.name}, {"write"})).error_has("WRONGTYPE"));
 }

@@ -35,10 +35,10 @@ static void wait_for_housekeeping(edgelock_client *c)
 
 TEST_CASE(script_table_is_well_formed)
 {
-    CHECK_EQ(kScriptCount, 28);
+    CHECK_EQ(kScriptCount, 29);
     // lock_info, the semaphores' and latch's scripts and the read-write lock's
-    // force unlock are not loaded at connect: a client of locks only does not
-    // pay for them.
+    // force unlock and is-locked are not loaded at connect: a client of locks
+    // only does not pay for them.
     CHECK_EQ(kScriptPreloadCount, 14);
     static const char *const names[] = {
         "lock_acquire",      "fair_abandon",      "fair_acquire",       "fair_force_release",
@@ -47,7 +47,8 @@ TEST_CASE(script_table_is_well_formed)
         "rw_write_acquire",  "rw_write_release",  "lock_info",          "semaphore_acquire",
         "semaphore_release", "semaphore_try_set", "semaphore_add",      "semaphore_info",
         "permit_acquire",    "permit_release",    "permit_release_one", "permit_renew",
-        "permit_add",        "latch_try_set",     "latch_count_down",   "rw_force_release"};
+        "permit_add",        "latch_try_set",     "latch_count_down",   "rw_force_release",
+        "rw_is_locked"};
     static_assert(sizeof(names) / sizeof(names[0]) == kScriptCount, "a name per script");
     for (int i = 0; i < kScriptCount; i++) {
         const Script &s = kScripts[i];
