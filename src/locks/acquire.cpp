@@ -320,9 +320,10 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
     // The holder's lease runs out after ttl ms (Redis does not publish expiry):
     // retry then. ttl < 0 means no expiry; only a message or the deadline helps.
     uint64_t delay = ttl >= 0 ? (uint64_t)ttl + 1 : kForever;
-    // A fair lock answers 0 when it cannot name a time (holder without TTL, a
-    // queue being rebuilt); its own-channel message wakes the waiter, and this
-    // bounded fallback keeps a lost message from stalling it, without spinning.
+    // A fair lock answers 0 when there is no TTL to wait for (a holder
+    // without one, or a free lock that the queue's head has yet to take); its
+    // own-channel message wakes the waiter, and this bounded fallback keeps a
+    // lost message from stalling it, without spinning.
     if (ttl == 0 && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
         delay = kFairFallbackMs;
     if (w->sub_index == kNoIndex) {

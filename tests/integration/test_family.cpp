@@ -92,6 +92,51 @@ TEST_CASE(fair_waiter_that_times_out_leaves_no_queue_entry)
     edgelock_client_destroy(waiter);
 }
 
+// A waiter queued behind a holder whose lease keeps being renewed tries again
+// when that lease runs out, as Redisson's waiters do, and not every 100 ms
+// once the holder's first lease has passed. The holder stands in for a Java
+// client under its watchdog: it renews with PEXPIRE from here, so every
+// script call the server counts is the waiter's.
+TEST_CASE(fair_waiter_behind_a_renewing_holder_waits_for_its_ttl)
+{
+    RedisServer &r = shared_server();
+    const char *name = "fair:renewed";
+    const long long lease = 1500;
+    REQUIRE(redis_integer(r, "HSET %s %s 1", name, "java-holder:1") == 1);
+    REQUIRE(redis_integer(r, "PEXPIRE %s %lld", name, lease) == 1);
+    std::atomic<bool> stop{false};
+    std::thread watchdog([&] {
+        redisContext *rc = r.connect();
+        while (rc && !stop) {
+            freeReplyObject(redisCommand(rc, "PEXPIRE %s %lld", name, lease));
+            sleep_ms(50);
+        }
+        if (rc)
+            redisFree(rc);
+    });
+    edgelock_client *waiter = make_client(r.url());
+    REQUIRE(waiter);
+    edgelock_lock w = make_kind(waiter, EDGELOCK_FAIR, name);
+    long long before = command_calls(r, "evalsha") + command_calls(r, "eval");
+    // Five seconds, a bit over three of the holder's leases. Waiting out each
+    // lease: two attempts (queued, then subscribed), one per lease, the
+    // abandon: about six. Polling after the first lease: over thirty.
+    CHECK_ST(edgelock_try_lock(waiter, w, 5000, 30000), EDGELOCK_ERR_WAIT_TIMEOUT);
+    long long calls = command_calls(r, "evalsha") + command_calls(r, "eval") - before;
+    CHECK(calls >= 2);
+    CHECK(calls <= 12);
+    if (calls > 12)
+        fprintf(stderr, "  %lld script calls by one waiter in 5 s\n", calls);
+    stop = true;
+    watchdog.join();
+    CHECK(wait_until(
+        1000, [&] { return redis_integer(r, "EXISTS %s", "redisson_lock_queue:{fair:renewed}") == 0; }));
+    redis_integer(r, "DEL %s", name);
+    edgelock_lock_free(waiter, w);
+    CHECK(tables_idle(waiter));
+    edgelock_client_destroy(waiter);
+}
+
 TEST_CASE(readers_share_writer_excludes)
 {
     RedisServer &r = shared_server();

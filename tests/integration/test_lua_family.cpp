@@ -565,6 +565,37 @@ TEST_CASE(fair_fifo_order_with_several_owners)
     }
 }
 
+// A waiter already queued is told the holder's PTTL, as Redisson answers, not
+// its deadline less one window: that is the holder's first lease, and says 0
+// once the holder's watchdog has renewed past it.
+TEST_CASE(fair_queued_waiter_is_told_the_holders_pttl)
+{
+    Conn c;
+    REQUIRE(c.c);
+    Fair f("fair-queued-ttl");
+    const long long wait = 10000;
+    Reply a(f.acquire(c, A, 30000, wait));
+    CHECK(a.nil());
+    Reply b(f.acquire(c, B, 30000, wait));
+    REQUIRE(b.integer());
+    // As if the holder's first lease had just passed (B's deadline says so)
+    // and its watchdog had renewed it.
+    freeReplyObject(redisCommand(c.c, "ZADD %s %lld %s", f.zset.c_str(), server_ms() + wait, B.c_str()));
+    freeReplyObject(redisCommand(c.c, "PEXPIRE %s 20000", f.name.c_str()));
+    {
+        Reply r(f.acquire(c, B, 30000, wait));
+        REQUIRE(r.integer());
+        CHECK(r.i() > 15000 && r.i() <= 20000);
+        CHECK(queue_is(f.queue, {B}));
+    }
+    // No TTL to name: 0 (the caller falls back to a short retry).
+    freeReplyObject(redisCommand(c.c, "PERSIST %s", f.name.c_str()));
+    {
+        Reply r(f.acquire(c, B, 30000, wait));
+        CHECK_EQ(r.i(), 0);
+    }
+}
+
 TEST_CASE(fair_release_publishes_to_the_head_channel_only)
 {
     Conn c;

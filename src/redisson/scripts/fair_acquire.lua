@@ -7,7 +7,9 @@
 -- (used only when the server clock cannot be read, see below)
 -- Returns nil when acquired or re-entered, otherwise the ms to wait before
 -- trying again (>= 0); the caller is then queued (RPUSH) with its deadline in
--- the zset, and keeps its place when it calls again.
+-- the zset, and keeps its place when it calls again. A caller already queued
+-- gets the holder's PTTL, 0 when there is none (a holder without TTL, or a
+-- free lock the queue's head has yet to take).
 --
 -- Clock: Redisson computes deadlines from each client's own clock, so clients
 -- whose clocks disagree drop live waiters early (clock ahead) or keep dead ones
@@ -83,9 +85,12 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
     return nil
 end
 
-local mine = redis.call('zscore', KEYS[3], owner)
-if mine ~= false then
-    return math.max(tonumber(mine) - wait - now, 0)
+-- Already queued: try again when the holder's lease runs out, as Redisson
+-- answers. Its deadline minus one window (Redisson's commented-out formula)
+-- is the holder's first lease only: once that has passed it says 0 while the
+-- holder's watchdog keeps renewing, and the waiter would poll.
+if redis.call('zscore', KEYS[3], owner) ~= false then
+    return math.max(redis.call('pttl', KEYS[1]), 0)
 end
 
 -- Queue behind the last waiter, or behind the holder's lease.
