@@ -675,6 +675,33 @@ TEST_CASE(fair_release_reentry_not_owner_gone_and_latch)
     }
 }
 
+// A release that finds the lock gone (its lease ran out) sets the unlock
+// latch too, as Redisson's does: a retry of it (the reply was lost) answers 1
+// again, even once another owner holds the lock, instead of nil (NOT_OWNER).
+TEST_CASE(fair_release_of_a_gone_lock_sets_the_latch)
+{
+    Conn c;
+    REQUIRE(c.c);
+    Fair f("fair-gone-latch");
+    Reply a(f.acquire(c, A, 30000, 10000));
+    CHECK(a.nil());
+    freeReplyObject(redisCommand(c.c, "DEL %s", f.name.c_str())); // the lease ran out
+    std::string latch = new_latch(f.name);
+    {
+        Reply r(f.release(c, A, latch));
+        CHECK_EQ(r.i(), 1);
+        CHECK(str("GET %s", latch) == "1");
+        CHECK(pttl(latch) > 0 && pttl(latch) <= 20000);
+    }
+    Reply b(f.acquire(c, B, 30000, 10000));
+    CHECK(b.nil());
+    {
+        Reply r(f.release(c, A, latch)); // the retry
+        CHECK_EQ(r.i(), 1);
+        CHECK_EQ(hget(f.name, B), 1);
+    }
+}
+
 TEST_CASE(fair_stale_heads_are_dropped)
 {
     Conn c;

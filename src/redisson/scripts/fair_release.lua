@@ -10,7 +10,7 @@
 -- re-entrant hold remains, 1 when released or when the lock was already gone.
 -- On 1 the message goes to the first live waiter only, on its own channel
 -- KEYS[4] .. ':' .. <its owner field>. A retried release with the same latch key
--- gets the first answer again.
+-- gets the first answer again (0 or 1; as in Redisson, nil is not latched).
 --
 -- `now` (for dropping waiters whose window has passed, so the wake-up reaches a
 -- live one) is Redis TIME, like fair_acquire: see the reasoning there.
@@ -56,8 +56,11 @@ local function wake_head()
     end
 end
 
+-- Already gone (its lease ran out): released all the same, and latched like
+-- any release, so a retry answers 1 again whoever holds the lock by then.
 if redis.call('exists', KEYS[1]) == 0 then
     wake_head()
+    redis.call('set', KEYS[5], 1, 'px', ARGV[6])
     return 1
 end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
