@@ -331,7 +331,13 @@ typedef struct edgelock_config {
      *  refusing the SUBSCRIBE, a READONLY master) keeps backing off. */
     uint32_t reconnect_max_ms;
     uint32_t unlock_latch_ttl_ms; /** TTL of Redisson's unlock latch key (default 16000) */
-    uint32_t fair_wait_ms;        /** fair lock: each queued waiter's window (default 300000) */
+    /** fair lock: a queued waiter's window, how long past its turn (the
+     *  lease or the deadline ahead of it) its place is kept, so that one
+     *  that died queued lapses. A lock call with a wait of its own uses that
+     *  wait (up to UINT32_MAX ms) as Redisson's RFairLock does; this is the
+     *  window of those without one: 0 and EDGELOCK_WAIT_FOREVER (default
+     *  300000). */
+    uint32_t fair_wait_ms;
 
     /** Called when a watchdog hold is lost (may be NULL). */
     edgelock_lock_lost_fn on_lock_lost;

@@ -67,14 +67,28 @@ static int64_t effective_lease(const Client *c, int64_t lease_ms)
     return lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)c->cfg.watchdog_lease_ms : lease_ms;
 }
 
+// A fair waiter's window in the queue, as Redisson's tryLockInnerAsync and
+// acquireFailedAsync take it: its own wait, or fair_wait_ms when it has none
+// (a try-once, or EDGELOCK_WAIT_FOREVER). The LockCall that carries it has
+// room for 32 bits: a wait beyond UINT32_MAX ms (49.7 days) that outlives
+// its window drops out of the queue, and its next attempt queues it again.
+static uint32_t fair_window(const Client *c, int64_t wait_ms)
+{
+    if (wait_ms <= 0)
+        return c->cfg.fair_wait_ms;
+    return wait_ms > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)wait_ms;
+}
+
 // A fair waiter that leaves without the lock takes itself out of the queue, so
-// those behind it do not wait out its window (fire and forget).
+// those behind it do not wait out its window (fire and forget). Those behind
+// it move up by the window it queued with.
 static void abandon_fair_queue(Client *c, const Waiter *w)
 {
     LockCall call(LockOp::Abandon, w->lock_id, nullptr);
     call.owner = w->owner;
+    call.fair_window_ms = w->fair_window_ms;
     call.unpin_when_sent = true;
-    call_start(c, call); // when it cannot, its queue entry lapses after fair_wait_ms
+    call_start(c, call); // when it cannot, its queue entry lapses after its window
 }
 
 // Give back what a grant took, for a caller that is not to have it. certain:
@@ -194,6 +208,8 @@ static void attempt(Client *c, uint32_t index, bool woken = false)
     call.ref = c->waiters.id_of(index);
     call.lease_ms = attempt_lease(c, w);
     call.permits = (uint16_t)w->permits;
+    if (lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
+        call.fair_window_ms = w->fair_window_ms;
     if (lock_kind(c, w->lock_id) == EDGELOCK_PERMIT_SEMAPHORE) {
         // Fresh ids per attempt: an earlier one's undo never meets this one.
         permit_new_base(c, w->permit_base);
@@ -272,6 +288,7 @@ edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int
     w->last_error = EDGELOCK_OK;
     w->give_up_on_connection_error = give_up_on_connection_error;
     w->permits = permits;
+    w->fair_window_ms = fair_window(c, wait_ms);
     le->refs++;
     // Our releases of this lock were heard by waiters twice in a row: let
     // one of them take its turn, then try (kYieldEveryHeard: a non-fair

@@ -29,10 +29,13 @@ struct LockCall {
     // CommandArgs on 32- and 64-bit targets alike.
     uint64_t lock_id = 0;
     uint64_t owner = 0;
-    uint64_t ref = 0;              // Acquire: waiter id
-    int64_t lease_ms = 0;          // Acquire: lease; Release: lease to restore on a partial release;
-                                   // SetPermits, AddPermits, LatchSetCount: the number
-    uint8_t request_id[16] = {};   // unlock latch; expirable permits: their base id (permit_id())
+    uint64_t ref = 0;     // Acquire: waiter id
+    int64_t lease_ms = 0; // Acquire: lease; Release: lease to restore on a partial release;
+                          // SetPermits, AddPermits, LatchSetCount: the number
+    union {
+        uint8_t request_id[16] = {}; // unlock latch; expirable permits: their base id (permit_id())
+        uint32_t fair_window_ms;     // fair Acquire, Abandon: the waiter's window in the queue
+    };
     LockCallDoneFn done = nullptr; // null: the outcome is not needed
     edgelock_result_fn cb = nullptr;
     void *user = nullptr;

@@ -478,8 +478,7 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
         memcpy(c->client_id, cfg->client_id, strnlen(cfg->client_id, 63));
     else
         make_uuid(c->client_id);
-    c->protocol = ClientProtocol{c->client_id, cfg->fair_wait_ms, cfg->unlock_latch_ttl_ms,
-                                 cfg->watchdog_lease_ms, "publish"};
+    c->protocol = ClientProtocol{c->client_id, cfg->unlock_latch_ttl_ms, cfg->watchdog_lease_ms, "publish"};
     c->loop = loop;
     c->loop.log = &c->log;
     c->base = loop.base;

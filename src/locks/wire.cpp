@@ -59,6 +59,10 @@ bool wire_format(void *client, Command *cmd, uint64_t id, RespCommand &rc)
     a.request_id = call->request_id;
     a.permits = call->permits;
     a.count = call->lease_ms;
+    // Only these two carry it (it shares its room with request_id).
+    if (call->op == LockOp::Abandon ||
+        (call->op == LockOp::Acquire && lock_kind(c, call->lock_id) == EDGELOCK_FAIR))
+        a.fair_window_ms = call->fair_window_ms;
     format_lock_op(rc, c->protocol, a, lock_ref(c, call->lock_id));
     // Housekeeping the user did not ask for must not keep lock_free() BUSY
     // once its bytes are out; no caller waits on its lock handle.

@@ -175,7 +175,7 @@ void acquire(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &a, cons
         prefixed(rc, l, kLockTimeoutPrefix);
         rc.arg_i64(a.lease_ms);
         owner_arg(rc, p, l, a.owner);
-        rc.arg_u64(p.fair_wait_ms);
+        rc.arg_u64(a.fair_window_ms);
         rc.arg_i64(edgelock_port_wall_ms());
         break;
     case EDGELOCK_READ:
@@ -462,7 +462,7 @@ void format_lock_op(RespCommand &rc, const ClientProtocol &p, const LockOpArgs &
         prefixed(rc, l, kLockTimeoutPrefix);
         channel(rc, l);
         owner_arg(rc, p, l, a.owner);
-        rc.arg_u64(p.fair_wait_ms);
+        rc.arg_u64(a.fair_window_ms);
         rc.arg(p.publish);
         break;
     case LockOp::Extend:

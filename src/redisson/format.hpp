@@ -61,7 +61,6 @@ struct LockRef {
 // What a client puts in every command: its id and configured times.
 struct ClientProtocol {
     const char *client_id;
-    uint32_t fair_wait_ms;
     uint32_t unlock_latch_ttl_ms;
     uint32_t watchdog_lease_ms;
     // What unlock scripts publish with: "publish", or "spublish" on a
@@ -79,6 +78,8 @@ struct LockOpArgs {
                                // or the id (ReleasePermit)
     uint32_t permits;          // semaphores: permits taken or given back
     int64_t count;             // SetPermits, AddPermits, LatchSetCount: the number
+    uint32_t fair_window_ms;   // fair Acquire, Abandon: the waiter's window in the queue
+                               // (its wait, else fair_wait_ms: Redisson's threadWaitTime)
 };
 
 // The watchdog's renewal calls: each kind has its own script.

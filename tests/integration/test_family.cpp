@@ -137,6 +137,75 @@ TEST_CASE(fair_waiter_behind_a_renewing_holder_waits_for_its_ttl)
     edgelock_client_destroy(waiter);
 }
 
+// When the lock named by key expires, by the server's clock: TIME plus PTTL
+// read at one instant.
+static long long expires_at(const RedisServer &r, const char *key)
+{
+    return redis_integer(r, "EVAL %s 1 %s",
+                         "local t = redis.call('time') "
+                         "return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+                         "+ redis.call('pttl', KEYS[1])",
+                         key);
+}
+
+// Each fair waiter queues with its own wait as its window, as Redisson's
+// tryLockInnerAsync takes it (fair_wait_ms only when it has none): one that
+// dies queued holds up those behind it for its wait, not for 300 s, and one
+// waiting longer than 300 s keeps its place. Leaving, it takes exactly the
+// window it queued with off those behind it.
+TEST_CASE(fair_waiters_queue_with_their_own_wait_as_window)
+{
+    RedisServer &r = shared_server();
+    const char *name = "fair:window";
+    const char *queue = "redisson_lock_queue:{fair:window}";
+    const char *zset = "redisson_lock_timeout:{fair:window}";
+    edgelock_client *holder = make_client(r.url());
+    edgelock_client *wc = make_client(r.url(), big_tables);
+    REQUIRE(holder && wc);
+    edgelock_lock h = make_kind(holder, EDGELOCK_FAIR, name);
+    edgelock_lock w = make_kind(wc, EDGELOCK_FAIR, name);
+    CHECK_ST(edgelock_try_lock(holder, h, 0, 120000), EDGELOCK_OK);
+    const long long wait1 = 60000, wait2 = 400000; // shorter and longer than fair_wait_ms
+    std::atomic<uint64_t> owner1{0}, owner2{0};
+    std::thread w1([&] {
+        owner1 = edgelock_current_owner();
+        CHECK_ST(edgelock_try_lock(wc, w, wait1, 30000), EDGELOCK_ERR_CANCELLED);
+    });
+    REQUIRE(wait_until(5000, [&] { return redis_integer(r, "LLEN %s", queue) == 1; }));
+    std::thread w2([&] {
+        owner2 = edgelock_current_owner();
+        CHECK_ST(edgelock_try_lock(wc, w, wait2, 30000), EDGELOCK_ERR_CANCELLED);
+    });
+    REQUIRE(wait_until(5000, [&] { return redis_integer(r, "LLEN %s", queue) == 2; }));
+    char first[128], second[128];
+    redis_string(r, first, sizeof(first), "LINDEX %s 0", queue);
+    redis_string(r, second, sizeof(second), "LINDEX %s 1", queue);
+    long long expiry = expires_at(r, name); // the holder has a fixed lease
+    long long s1 = redis_integer(r, "ZSCORE %s %s", zset, first);
+    long long s2 = redis_integer(r, "ZSCORE %s %s", zset, second);
+    // The first waits out the holder's lease, then its own window; the
+    // second the first's deadline, then its own (a few ms for rounding).
+    CHECK(s1 - expiry >= wait1 - 20 && s1 - expiry <= wait1 + 20);
+    CHECK_EQ(s2 - s1, wait2);
+
+    CHECK_ST(edgelock_cancel(wc, owner1), EDGELOCK_OK);
+    w1.join();
+    CHECK(wait_until(5000, [&] { return redis_integer(r, "LLEN %s", queue) == 1; }));
+    CHECK_EQ(redis_integer(r, "ZSCORE %s %s", zset, second), s2 - wait1);
+
+    CHECK_ST(edgelock_cancel(wc, owner2), EDGELOCK_OK);
+    w2.join();
+    CHECK(wait_until(5000, [&] { return redis_integer(r, "LLEN %s", queue) == 0; }));
+    CHECK_EQ(redis_integer(r, "ZCARD %s", zset), 0);
+    CHECK_ST(edgelock_unlock(holder, h, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(holder, h);
+    edgelock_lock_free(wc, w);
+    CHECK(tables_idle(holder));
+    CHECK(tables_idle(wc));
+    edgelock_client_destroy(holder);
+    edgelock_client_destroy(wc);
+}
+
 TEST_CASE(readers_share_writer_excludes)
 {
     RedisServer &r = shared_server();

@@ -2,8 +2,9 @@
 -- Fair lock acquire (Redisson RFairLock): FIFO queue with per-waiter deadlines.
 -- KEYS[1] lock hash, KEYS[2] queue list prefix_name("redisson_lock_queue", name),
 -- KEYS[3] timeout zset prefix_name("redisson_lock_timeout", name)
--- ARGV[1] lease ms, ARGV[2] owner field, ARGV[3] wait ms (per-waiter queue
--- window, Redisson's default 300000), ARGV[4] now ms from the caller's clock
+-- ARGV[1] lease ms, ARGV[2] owner field, ARGV[3] wait ms (the caller's queue
+-- window: its own wait, or fair_wait_ms without one, Redisson's default
+-- 300000), ARGV[4] now ms from the caller's clock
 -- (used only when the server clock cannot be read, see below)
 -- Returns nil when acquired or re-entered, otherwise the ms to wait before
 -- trying again (>= 0); the caller is then queued (RPUSH) with its deadline in
