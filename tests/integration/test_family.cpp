@@ -282,6 +282,48 @@ TEST_CASE(writer_may_read_and_keeps_read_after_write_unlock)
     edgelock_client_destroy(other);
 }
 
+// A reader already waiting when the writer, who also reads, lets go of the
+// write lock: the lock is shared from then on, so the reader gets in at once,
+// not at its next retry (the lock's TTL, here past its wait). Redisson's
+// script publishes nothing on that downgrade; edgelock's publishes the read
+// unlock message (1: every waiter tries again; a writer finds it held).
+TEST_CASE(a_downgrade_lets_a_waiting_reader_in)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    edgelock_client *other = make_client(r.url());
+    REQUIRE(c && other);
+    edgelock_lock w = make_kind(c, EDGELOCK_WRITE, "rw:downwake");
+    edgelock_lock rd = make_kind(c, EDGELOCK_READ, "rw:downwake");
+    edgelock_lock ro = make_kind(other, EDGELOCK_READ, "rw:downwake");
+    CHECK_ST(edgelock_try_lock(c, w, 0, 60000), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(c, rd, 0, 60000), EDGELOCK_OK);
+    std::atomic<int> got{1}, gave_back{1};
+    std::thread reader([&] {
+        got = edgelock_try_lock(other, ro, 5000, 60000);
+        if (got == EDGELOCK_OK)
+            gave_back = edgelock_unlock(other, ro, nullptr); // the owner is this thread
+    });
+    CHECK(wait_until(5000, [&] {
+        edgelock_stats st;
+        return edgelock_client_stats(other, &st) == EDGELOCK_OK && st.waiters == 1 && st.subscriptions == 1;
+    }));
+    sleep_ms(200); // subscribed, and its attempt after that has found the writer
+    CHECK_ST(edgelock_unlock(c, w, nullptr), EDGELOCK_OK); // downgrade
+    reader.join();
+    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
+    CHECK_ST((edgelock_status)gave_back.load(), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, rd, nullptr), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(r, "EXISTS rw:downwake"), 0);
+    edgelock_lock_free(c, w);
+    edgelock_lock_free(c, rd);
+    edgelock_lock_free(other, ro);
+    CHECK(tables_idle(c));
+    CHECK(tables_idle(other));
+    edgelock_client_destroy(c);
+    edgelock_client_destroy(other);
+}
+
 TEST_CASE(read_lock_under_watchdog_outlives_its_lease)
 {
     RedisServer &r = shared_server();

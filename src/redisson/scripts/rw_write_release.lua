@@ -7,8 +7,11 @@
 -- Returns nil when the caller does not hold the write lock (nothing changed),
 -- 0 when a re-entrant write hold remains (PEXPIRE lease), 1 when the write lock
 -- is released: deleted with ARGV[1] published, or, when the writer also holds
--- read locks, downgraded to mode=read with its read holds kept (no message, as
--- in Redisson). When the lock is gone (expired, or forced off) the answer is
+-- read locks, downgraded to mode=read with its read holds kept. Redisson
+-- publishes nothing on that downgrade, so readers already waiting sleep until
+-- their retry at the lock's TTL (up to a lease); ARGV[1] is published here too:
+-- every waiter tries again, readers get in, writers find it held and wait on.
+-- Redisson's waiters take it as any read unlock. When the lock is gone (expired, or forced off) the answer is
 -- nil too, as in Redisson (IllegalMonitorStateException), so the caller learns
 -- its hold is lost; but, as Redisson does, ARGV[1] is still published (a waiter
 -- may have missed the expiry) and the latch set to 1, so a retry whose first
@@ -45,6 +48,7 @@ if redis.call('hlen', KEYS[1]) == 1 then
     redis.call(ARGV[4], KEYS[2], ARGV[1])
 else
     redis.call('hset', KEYS[1], 'mode', 'read')
+    redis.call(ARGV[4], KEYS[2], ARGV[1])
 end
 redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1
