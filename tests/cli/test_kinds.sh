@@ -101,8 +101,10 @@ hold='touch "$1/started"; while [ ! -e "$1/release" ]; do sleep 0.02; done'
 "$EDGELOCK" run --read rw -- sh -c "$hold" sh "$TMP" &
 holder=$!
 wait_for "reader started" "$HANG_MS" test -e "$TMP/started"
-expect_rc 75 "--write --wait 0 while a reader holds" "$EDGELOCK" run --write --wait 0 rw -- true
-expect_rc 0 "--read --wait 0 while a reader holds" "$EDGELOCK" run --read --wait 0 rw -- true
+expect_rc 75 "--write --wait 0 while a reader holds" "$EDGELOCK" run -v --write --wait 0 rw -- true
+check "... -v says it is held" grep -q "held elsewhere" "$ERR"
+expect_rc 0 "--read --wait 0 while a reader holds" "$EDGELOCK" run -v --read --wait 0 rw -- true
+check "... -v does not say it waits" bash -c '! grep -q "held elsewhere" "$1"' _ "$ERR"
 expect_rc 0 "status of a read-held lock" "$EDGELOCK" status rw --json
 check "... mode read" grep -q '"mode":"read"' "$OUT"
 touch "$TMP/release"
@@ -111,7 +113,8 @@ rm -f "$TMP/started" "$TMP/release"
 "$EDGELOCK" run --write rw -- sh -c "$hold" sh "$TMP" &
 holder=$!
 wait_for "writer started" "$HANG_MS" test -e "$TMP/started"
-expect_rc 75 "--read --wait 0 while a writer holds" "$EDGELOCK" run --read --wait 0 rw -- true
+expect_rc 75 "--read --wait 0 while a writer holds" "$EDGELOCK" run -v --read --wait 0 rw -- true
+check "... -v says it is held" grep -q "held elsewhere" "$ERR"
 expect_rc 75 "--write --wait 0 while a writer holds" "$EDGELOCK" run --write --wait 0 rw -- true
 expect_rc 0 "status of a write-held lock" "$EDGELOCK" status rw
 check "... mode write" grep -q "held (mode write)" "$OUT"

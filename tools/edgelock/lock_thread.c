@@ -26,13 +26,25 @@ static void on_lock_lost(edgelock_client *client, edgelock_lock lock, uint64_t o
 /* The reachability check of one member, on a thread of its own for RedLock. */
 struct probe {
     edgelock_member m;
+    edgelock_lock_kind kind;
     edgelock_status st;
-    int locked;
+    int locked; /* held so that this run must wait for it */
 };
 
 static void *probe_thread(void *arg)
 {
     struct probe *p = arg;
+    if (p->kind == EDGELOCK_READ || p->kind == EDGELOCK_WRITE) {
+        /* is_locked answers Redisson's isLocked() of the handle's own side,
+         * not whether this side must wait: a reader waits for a writer only,
+         * a writer for anyone. */
+        edgelock_lock_info info;
+        memset(&info, 0, sizeof(info));
+        p->st = edgelock_lock_info_get(p->m.client, p->m.lock, &info);
+        p->locked = p->st == EDGELOCK_OK && info.state != EDGELOCK_LOCK_FREE &&
+                    (p->kind == EDGELOCK_WRITE || strcmp(info.mode, "read") != 0);
+        return NULL;
+    }
     p->st = edgelock_is_locked(p->m.client, p->m.lock, &p->locked);
     return NULL;
 }
@@ -81,6 +93,7 @@ static edgelock_status check_members(struct run_state *s, int *held)
     *held = 0;
     for (size_t i = 0; i < a->n; i++) {
         p[i].m = s->m[i];
+        p[i].kind = a->kind;
         p[i].locked = 0;
         if (a->shape == RUN_REDLOCK)
             started[i] = pthread_create(&th[i], NULL, probe_thread, &p[i]) == 0;
