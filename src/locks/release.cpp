@@ -44,7 +44,7 @@ static uint32_t count_after_release(Client *c, const Hold *h, int64_t value)
 {
     if (value == 1)
         return 0;
-    if (h->count <= 1 && lock_kind(c, h->lock_id) != EDGELOCK_READ)
+    if (h->count <= 1 && lock_get(c, h->lock_id) && lock_kind(c, h->lock_id) != EDGELOCK_READ)
         log_to(c->loop.log, EDGELOCK_LOG_WARN,
                "Redis counts more holds than this owner took (owner %llu); "
                "the rest lapses with its lease",
@@ -54,6 +54,10 @@ static uint32_t count_after_release(Client *c, const Hold *h, int64_t value)
 
 static void send_latch_delete(Client *c, const LockCall *release)
 {
+    // An undo lets go of its handle once sent (unpin_when_sent): freed since,
+    // the lock has no name to send; the latch lapses with its TTL.
+    if (!lock_get(c, release->lock_id))
+        return;
     LockCall call(LockOp::LatchDelete, release->lock_id, nullptr);
     memcpy(call.request_id, release->request_id, sizeof(call.request_id));
     call.unpin_when_sent = true;
@@ -76,6 +80,8 @@ static constexpr uint8_t kMaxDrains = 16;
 static bool drain_stale_counts(Client *c, const LockCall *answered)
 {
     Hold *h = hold_find(c, answered->lock_id, answered->owner, nullptr);
+    if (!lock_get(c, answered->lock_id))
+        return false; // an undo's handle, freed once it was sent: nothing to name
     if ((h && (h->count > 0 || h->pending > (answered->cleanup || answered->drain ? 0u : 1u))) ||
         lock_kind(c, answered->lock_id) == EDGELOCK_READ)
         return false; // a read lock's 0 may be other readers' holds

@@ -271,6 +271,33 @@ TEST_CASE(a_cancel_during_an_attempt_that_succeeds_gives_the_lock_back)
     CHECK_EQ(h.c->queue.cmds.used(), 0);
 }
 
+// The same, with the handle freed while the undo is on the wire (it lets go
+// of the handle once sent): its answer must not reach for the freed handle
+// (found by a stress run: the latch DEL after it read the freed lock's slot,
+// a crash).
+TEST_CASE(an_undo_answered_after_its_handle_was_freed_touches_nothing)
+{
+    for (const char *answer : {":1\r\n", ":0\r\n"}) { // released; counts left (a drain's cue)
+        Harness h(watchdog_30s);
+        REQUIRE(h.c);
+        edgelock_lock a = h.lock("a");
+        Result r;
+        acquire_start(h.c, a, 7, 60000, EDGELOCK_LEASE_WATCHDOG, record, &r);
+        acquire_cancel(h.c, 7);
+        h.reply(kNil); // it got the lock: the undo goes out
+        CHECK_ST(r.st, EDGELOCK_ERR_CANCELLED);
+        REQUIRE(is_release(h.last_cmd()));
+        CHECK_ST(lock_free(h.c, a), EDGELOCK_OK);
+        size_t sent = h.cmd().log.size();
+        h.reply(answer);
+        CHECK_EQ(h.cmd().log.size(), sent); // no latch DEL, no drain: no name to send
+        CHECK_EQ(h.c->waiters.used(), 0);
+        CHECK_EQ(h.c->holds.used(), 0);
+        CHECK_EQ(h.c->queue.cmds.used(), 0);
+        CHECK_EQ(h.c->locks.used(), 0);
+    }
+}
+
 // A re-entry cancelled while its attempt is on the wire, which Redis then
 // grants: the undo takes Redis's count back to one, and the owner still holds
 // the lock it had (found by an audit: the undo's 0 took the client's count
