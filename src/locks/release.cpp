@@ -35,6 +35,30 @@ static void clear_lost(Client *c, uint32_t index)
     hold_release_if_idle(c, index);
 }
 
+// Whether `owner` holds lock_id's name, or may be granted it, through another
+// handle of this client: Redis counts those holds in the same hash field
+// (two handles on one name are one RLock to Redisson), so a 0 from a release
+// is theirs, not a stale count. A scan of the lock table, made only when a
+// release leaves the owner no hold of its own by this handle's count.
+static bool held_through_another_handle(Client *c, uint64_t lock_id, uint64_t owner)
+{
+    if (!lock_get(c, lock_id))
+        return false;
+    const LockRef mine = lock_ref(c, lock_id);
+    for (uint32_t i = 0; i < c->locks.end(); i++) {
+        if (!c->locks.get(i) || c->locks.id_of(i) == lock_id)
+            continue;
+        const uint64_t id = c->locks.id_of(i);
+        const LockRef other = lock_ref(c, id);
+        if (other.len != mine.len || memcmp(other.name, mine.name, mine.len) != 0)
+            continue;
+        const Hold *h = hold_find(c, id, owner, nullptr);
+        if (h && (h->count > 0 || h->pending > 0))
+            return true;
+    }
+    return false;
+}
+
 // The hold count after a release answered `value`. 1: the lock is free. 0:
 // holds remain in Redis (for a read lock maybe only other readers'), ours went
 // down by one. Ours may reach 0 while Redis still counts one more (a re-entry
@@ -44,7 +68,8 @@ static uint32_t count_after_release(Client *c, const Hold *h, int64_t value)
 {
     if (value == 1)
         return 0;
-    if (h->count <= 1 && lock_get(c, h->lock_id) && lock_kind(c, h->lock_id) != EDGELOCK_READ)
+    if (h->count <= 1 && lock_get(c, h->lock_id) && lock_kind(c, h->lock_id) != EDGELOCK_READ &&
+        !held_through_another_handle(c, h->lock_id, h->owner))
         log_to(c->loop.log, EDGELOCK_LOG_WARN,
                "Redis counts more holds than this owner took (owner %llu); "
                "the rest lapses with its lease",
@@ -85,6 +110,8 @@ static bool drain_stale_counts(Client *c, const LockCall *answered)
     if ((h && (h->count > 0 || h->pending > (answered->cleanup || answered->drain ? 0u : 1u))) ||
         lock_kind(c, answered->lock_id) == EDGELOCK_READ)
         return false; // a read lock's 0 may be other readers' holds
+    if (held_through_another_handle(c, answered->lock_id, answered->owner))
+        return false; // the counts are that handle's
     uint8_t left = answered->drain ? answered->drains_left : kMaxDrains;
     if (left == 0 || c->closing) {
         log_to(c->loop.log, EDGELOCK_LOG_WARN,

@@ -147,3 +147,36 @@ TEST_CASE(queries_report_what_redis_holds)
     CHECK(tables_idle(c));
     edgelock_client_destroy(c);
 }
+
+// Two handles on one name, one owner: Redis counts one lock with two holds
+// (Redisson: the same RLock). Unlocking one handle must not release the
+// other's hold. It did: the release's 0 left this handle's count at 0, so it
+// was taken for a stale count and drained, another client got the lock, and
+// lock_valid() through the first handle still said OK (found by a stress
+// run).
+TEST_CASE(unlocking_one_of_two_handles_on_a_name_keeps_the_other_held)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    edgelock_client *other = make_client(r.url());
+    REQUIRE(c && other);
+    edgelock_lock a = make_lock(c, "twoh"), b = make_lock(c, "twoh"), o = make_lock(other, "twoh");
+    CHECK_ST(edgelock_try_lock(c, a, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(c, b, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    int released = -1;
+    CHECK_ST(edgelock_unlock(c, b, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 0);
+    CHECK_EQ(redis_integer(r, "EXISTS twoh"), 1);
+    int64_t left = 0;
+    CHECK_ST(edgelock_lock_valid(c, a, edgelock_current_owner(), &left), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(other, o, 0, 30000), EDGELOCK_ERR_WAIT_TIMEOUT);
+    CHECK_ST(edgelock_unlock(c, a, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS twoh"), 0);
+    CHECK_ST(edgelock_lock_free(c, a), EDGELOCK_OK);
+    CHECK_ST(edgelock_lock_free(c, b), EDGELOCK_OK);
+    CHECK_ST(edgelock_lock_free(other, o), EDGELOCK_OK);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+    edgelock_client_destroy(other);
+}
