@@ -1035,7 +1035,12 @@ EDGELOCK_API edgelock_status edgelock_multi_unlock(const edgelock_member *member
  * within the lease, and *validity_ms (may be NULL) is then lease - elapsed -
  * drift (drift = lease/100 + 2 ms): the time the caller may rely on holding
  * it. On failure every member is released and the set is tried again while
- * the wait lasts. Each attempt on a server lasts at most its
+ * the wait lasts, as long as enough servers could still grant it. Results:
+ * OK; WAIT_TIMEOUT; CONNECTION when too many servers are unreachable for a
+ * majority, or the first refusal (REDIS, PROTOCOL, TABLE_FULL,
+ * NOT_REPLICATED) when too many refuse; a member's CANCELLED, INVALID_ARG
+ * (also: a member that is no lock), STALE_HANDLE, WRONG_THREAD or SHUTDOWN at
+ * once; on any but OK nothing is held. Each attempt on a server lasts at most its
  * client's command_timeout_ms (a stopped server costs that much once, then
  * fails fast while it stays down), so give RedLock member clients a short
  * command_timeout_ms.

@@ -718,6 +718,32 @@ static edgelock_client *loop_client(EventLoop &loop, const char *url)
     return c;
 }
 
+// A RedLock member that no round can take (a freed handle, a key of another
+// type) ends the call with that member's error, as MultiLock's does. It was
+// taken for contention: round after round at once (thousands of scripts a
+// second) until the wait ran out, WAIT_TIMEOUT hiding the error, and under
+// EDGELOCK_WAIT_FOREVER without end (found by a stress run).
+TEST_CASE(a_redlock_member_that_cannot_be_locked_ends_the_call)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url());
+    REQUIRE(c);
+    edgelock_lock stale = make_lock(c, "rls:a");
+    CHECK_ST(edgelock_lock_free(c, stale), EDGELOCK_OK);
+    edgelock_member m = {c, stale};
+    CHECK_ST(edgelock_redlock_try_lock(&m, 1, 2000, 1000, nullptr), EDGELOCK_ERR_STALE_HANDLE);
+
+    freeReplyObject(r.command("SET rls:str x"));
+    m.lock = make_lock(c, "rls:str");
+    long long before = command_calls(r, "evalsha") + command_calls(r, "eval");
+    CHECK_ST(edgelock_redlock_try_lock(&m, 1, 2000, 1000, nullptr), EDGELOCK_ERR_REDIS);
+    CHECK(command_calls(r, "evalsha") + command_calls(r, "eval") - before < 10);
+    freeReplyObject(r.command("DEL rls:str"));
+    CHECK_ST(edgelock_lock_free(c, m.lock), EDGELOCK_OK);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+}
+
 TEST_CASE(async_multilock_and_redlock_on_one_loop)
 {
     EventLoop loop;

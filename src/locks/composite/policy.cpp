@@ -80,35 +80,60 @@ int64_t redlock_node_wait(int64_t left, size_t n)
     return left == EDGELOCK_WAIT_FOREVER ? 1000 : left / (int64_t)n;
 }
 
+// A member's call that no retry can end otherwise: the caller's misuse (a
+// member that is no lock: INVALID_ARG; a freed handle) or the client going.
+static bool ends_the_call(edgelock_status st)
+{
+    return st == EDGELOCK_ERR_INVALID_ARG || st == EDGELOCK_ERR_STALE_HANDLE ||
+           st == EDGELOCK_ERR_WRONG_THREAD || st == EDGELOCK_ERR_SHUTDOWN || st == EDGELOCK_ERR_CANCELLED;
+}
+
+// A server that answered without the lock being held elsewhere: it cannot
+// grant it this round, and a round started at once would get the same.
+static bool refused(edgelock_status st)
+{
+    return st == EDGELOCK_ERR_REDIS || st == EDGELOCK_ERR_PROTOCOL || st == EDGELOCK_ERR_TABLE_FULL ||
+           st == EDGELOCK_ERR_NOT_REPLICATED;
+}
+
 RedlockVerdict redlock_judge(const edgelock_status *st, size_t n, int64_t lease, int64_t elapsed_ms,
                              int64_t left)
 {
-    size_t ok = 0, unreachable = 0;
-    bool misuse = false;    // a member that is no lock (a semaphore, a latch)
-    bool cancelled = false; // edgelock_cancel() on a member's client: the caller wants out
+    size_t ok = 0, unreachable = 0, refusing = 0;
+    edgelock_status ended = EDGELOCK_OK;   // the first member's call that ends the RedLock's
+    edgelock_status refusal = EDGELOCK_OK; // the first refusal
     for (size_t i = 0; i < n; i++) {
-        misuse = misuse || st[i] == EDGELOCK_ERR_INVALID_ARG;
-        cancelled = cancelled || st[i] == EDGELOCK_ERR_CANCELLED;
+        if (ended == EDGELOCK_OK && ends_the_call(st[i]))
+            ended = st[i];
+        if (refusal == EDGELOCK_OK && refused(st[i]))
+            refusal = st[i];
         ok += st[i] == EDGELOCK_OK;
+        refusing += refused(st[i]);
         // A server that refuses our setup (AUTH) cannot grant the lock either.
         unreachable += st[i] == EDGELOCK_ERR_CONNECTION || st[i] == EDGELOCK_ERR_TIMEOUT ||
                        st[i] == EDGELOCK_ERR_TLS || st[i] == EDGELOCK_ERR_AUTH;
     }
     RedlockVerdict v = {};
     v.validity_ms = lease - elapsed_ms - redlock_drift(lease);
-    if (misuse || cancelled) {
+    if (ended != EDGELOCK_OK) {
         // Not taken even with a majority: a cancelled call ends, releasing
-        // what the round took, as MultiLock's does.
-        v.why = misuse ? EDGELOCK_ERR_INVALID_ARG : EDGELOCK_ERR_CANCELLED;
+        // what the round took, as MultiLock's does; so does misuse, which
+        // every round would meet again (a retry at once, without end under
+        // EDGELOCK_WAIT_FOREVER).
+        v.why = ended;
         return v;
     }
     if (ok >= redlock_quorum(n) && v.validity_ms > 0) {
         v.acquired = true;
         return v;
     }
-    // Too many servers unreachable for a majority: say so rather than spin on
-    // servers that fail fast. Otherwise retry while the wait lasts.
-    v.why = n - unreachable < redlock_quorum(n) ? EDGELOCK_ERR_CONNECTION : EDGELOCK_ERR_WAIT_TIMEOUT;
+    // Too many servers unreachable or refusing for a majority: say so rather
+    // than spin on servers that fail fast. Otherwise retry while the wait
+    // lasts (some are held elsewhere: their unlock, or their TTL, is awaited).
+    if (n - unreachable - refusing < redlock_quorum(n))
+        v.why = unreachable >= refusing || refusal == EDGELOCK_OK ? EDGELOCK_ERR_CONNECTION : refusal;
+    else
+        v.why = EDGELOCK_ERR_WAIT_TIMEOUT;
     v.retry = v.why == EDGELOCK_ERR_WAIT_TIMEOUT && left != 0;
     return v;
 }

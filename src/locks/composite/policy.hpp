@@ -39,8 +39,9 @@ int64_t redlock_node_wait(int64_t left, size_t n);
 struct RedlockVerdict {
     bool acquired;
     int64_t validity_ms; // acquired: how long the caller may rely on it
-    edgelock_status why; // not acquired: WAIT_TIMEOUT, CONNECTION when too many servers are down,
-                         // CANCELLED when a member's call was cancelled (no retry)
+    edgelock_status why; // not acquired: WAIT_TIMEOUT; CONNECTION, or a refusal (REDIS, ...), when
+                         // too many servers are down or refuse for a majority; a member's
+                         // CANCELLED, INVALID_ARG, STALE_HANDLE, ... (no retry)
     bool retry;          // not acquired: release, then another round
 };
 // Judge one round: st[i] per server, lease the lease in force (the watchdog
