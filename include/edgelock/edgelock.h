@@ -1016,9 +1016,12 @@ typedef struct edgelock_member {
  * lease + wait (EDGELOCK_WAIT_FOREVER: under its client's watchdog while
  * later members are awaited, so a process that dies still frees them within
  * watchdog_lease_ms; wait 0: lease_ms), and all leases are set to lease_ms
- * once the set is complete, so they end together, renewed by nothing. Owner: the calling thread, on every
- * member's client. Results: OK, WAIT_TIMEOUT, INVALID_ARG (n is 0 or > EDGELOCK_MAX_MEMBERS, a member appears
- * twice), or the first member's error that is not contention. On any result but OK nothing is held.
+ * once the set is complete, so they end together, renewed by nothing. Owner:
+ * the calling thread, on every member's client. Results: OK, WAIT_TIMEOUT,
+ * INVALID_ARG (n is 0 or > EDGELOCK_MAX_MEMBERS, a member appears twice),
+ * LOST or NOT_OWNER (a member taken early was gone, deleted or forced off
+ * behind the client's back, when the leases were set), or the first member's
+ * error that is not contention. On any result but OK nothing is held.
  */
 EDGELOCK_API edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n,
                                                      int64_t wait_ms, int64_t lease_ms);
