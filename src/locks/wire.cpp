@@ -49,8 +49,11 @@ bool wire_format(void *client, Command *cmd, uint64_t id, RespCommand &rc)
         return true;
     }
     // An unpinned cleanup re-sent after NOSCRIPT may outlive its lock handle.
-    if (!lock_get(c, call->lock_id))
+    if (!lock_get(c, call->lock_id)) {
+        log_to(c->loop.log, EDGELOCK_LOG_WARN,
+               "a repeated give-back is dropped: its lock handle was freed; the lock lapses with its lease");
         return false;
+    }
     LockOpArgs a = {};
     a.op = call->op;
     a.eval = cmd->eval_fallback || call->force_eval;

@@ -180,8 +180,12 @@ static bool send(CommandQueue *q, uint32_t index)
     RespCommand rc(q->buf, q->buf_len);
     const char *buf;
     size_t len;
-    if (!q->hooks.format(q->hooks.ctx, cmd, id, rc) || !rc.finish(&buf, &len)) {
-        log_to(q->loop->log, EDGELOCK_LOG_ERROR, "command could not be formatted");
+    // A hook that declines says why itself (a repeat whose subject is gone
+    // is expected); bytes that do not fit the buffer are a fault.
+    bool formatted = q->hooks.format(q->hooks.ctx, cmd, id, rc);
+    if (!formatted || !rc.finish(&buf, &len)) {
+        if (formatted)
+            log_to(q->loop->log, EDGELOCK_LOG_ERROR, "command could not be formatted");
         complete(q, index, nullptr, EDGELOCK_ERR_INVALID_ARG);
         return false;
     }
