@@ -249,13 +249,11 @@ TEST_CASE(a_cancelled_wait_ends_at_once_and_leaves_nothing)
     CHECK(resp_args(h.sub().log.back())[0] == "UNSUBSCRIBE");
 }
 
-// Cancelled while its attempt is on the wire, which then takes the lock: the
-// caller hears CANCELLED only after that, and the lock is given back.
-TEST_CASE(a_cancel_during_an_attempt_that_succeeds_gives_the_lock_back)
+// Owner 7 waits for a and is cancelled while its attempt is on the wire,
+// which then takes the lock: the caller hears CANCELLED only after that, and
+// the undo that gives the lock back is on the wire.
+void cancel_a_granted_attempt(Harness &h, edgelock_lock a)
 {
-    Harness h(watchdog_30s);
-    REQUIRE(h.c);
-    edgelock_lock a = h.lock("a");
     Result r;
     acquire_start(h.c, a, 7, 60000, EDGELOCK_LEASE_WATCHDOG, record, &r);
     acquire_cancel(h.c, 7);
@@ -264,6 +262,14 @@ TEST_CASE(a_cancel_during_an_attempt_that_succeeds_gives_the_lock_back)
     CHECK_EQ(r.calls, 1);
     CHECK_ST(r.st, EDGELOCK_ERR_CANCELLED);
     REQUIRE(is_release(h.last_cmd()));
+}
+
+TEST_CASE(a_cancel_during_an_attempt_that_succeeds_gives_the_lock_back)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    cancel_a_granted_attempt(h, a);
     h.reply(":1\r\n");
     h.reply("+OK\r\n"); // latch delete
     CHECK_EQ(h.c->waiters.used(), 0);
@@ -281,12 +287,7 @@ TEST_CASE(an_undo_answered_after_its_handle_was_freed_touches_nothing)
         Harness h(watchdog_30s);
         REQUIRE(h.c);
         edgelock_lock a = h.lock("a");
-        Result r;
-        acquire_start(h.c, a, 7, 60000, EDGELOCK_LEASE_WATCHDOG, record, &r);
-        acquire_cancel(h.c, 7);
-        h.reply(kNil); // it got the lock: the undo goes out
-        CHECK_ST(r.st, EDGELOCK_ERR_CANCELLED);
-        REQUIRE(is_release(h.last_cmd()));
+        cancel_a_granted_attempt(h, a);
         CHECK_ST(lock_free(h.c, a), EDGELOCK_OK);
         size_t sent = h.cmd().log.size();
         h.reply(answer);
