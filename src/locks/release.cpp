@@ -40,10 +40,9 @@ static void clear_lost(Client *c, uint32_t index)
 // (two handles on one name are one RLock to Redisson), so a 0 from a release
 // is theirs, not a stale count. A scan of the lock table, made only when a
 // release leaves the owner no hold of its own by this handle's count.
+// lock_id: a live handle (the callers have looked).
 static bool held_through_another_handle(Client *c, uint64_t lock_id, uint64_t owner)
 {
-    if (!lock_get(c, lock_id))
-        return false;
     const LockRef mine = lock_ref(c, lock_id);
     for (uint32_t i = 0; i < c->locks.end(); i++) {
         if (!c->locks.get(i) || c->locks.id_of(i) == lock_id)

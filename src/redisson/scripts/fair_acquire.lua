@@ -86,7 +86,7 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
     return nil
 end
 
--- Already queued: try again when the holder's lease runs out, as Redisson
+-- Already queued: ask again when the holder's lease runs out, as Redisson
 -- answers. Its deadline minus one window (Redisson's commented-out formula)
 -- is the holder's first lease only: once that has passed it says 0 while the
 -- holder's watchdog keeps renewing, and the waiter would poll.
