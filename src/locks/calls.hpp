@@ -43,6 +43,7 @@ struct LockCall {
         edgelock_lock_info *info = nullptr; // Info: the caller's snapshot
         edgelock_scan *scan;                // Scan: the caller's page
         edgelock_semaphore_info *sem_info;  // SemaphoreInfo: the caller's snapshot
+        Connection *ran_on;                 // an unlock's Wait: the node its release ran on
     };
     LockOp op = LockOp::Acquire;
     RenewKind renew = RenewKind::Lock; // Renew: which script the batch runs
@@ -51,6 +52,7 @@ struct LockCall {
     bool cleanup = false;              // Release: an uncertain acquire's undo; no caller
     bool drain = false;                // Release: one more to drop counts the owner no longer has
     bool undo = false;                 // Release: gives back a grant no hold counted (its count stays)
+    bool wait_after = false;           // Release: its WAIT answered first; one goes behind it instead
     uint8_t drains_left = 0;           // Release: how many more such may follow
     bool force_eval = false;           // a script not preloaded: always EVAL
     bool was_held = false;             // semaphore Release: the hold was active by our clock when sent

@@ -121,7 +121,7 @@ static bool drain_stale_counts(Client *c, const LockCall *answered)
     LockCall call = make_release(c, answered->lock_id, answered->owner, answered->lease_ms);
     call.drain = true;
     call.drains_left = (uint8_t)(left - 1);
-    if (answered->cleanup || answered->ref) {
+    if (answered->cleanup || answered->ref || answered->wait_after) {
         // Nobody waits (an undo), or a WAIT answers the caller: in the background.
         call.cleanup = true;
         call.unpin_when_sent = true;
@@ -165,6 +165,9 @@ static void take_turns(Client *c, uint64_t lock_id, bool heard, uint64_t sent_ms
     uint64_t rtt = sent_ms != 0 && now > sent_ms ? now - sent_ms : 0;
     le->yield_until_ms = add_ms(now, kYieldMinMs + 2 * rtt);
 }
+
+static void wait_on(Client *c, uint64_t lock_id, Connection *conn, int64_t value, edgelock_result_fn cb,
+                    void *user);
 
 static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sent_ms, redisReply *reply,
                          edgelock_status st)
@@ -262,7 +265,12 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
             LockCall *w = call_of(wait);
             w->lease_ms = st;
             w->ref = (uint64_t)value;
+            w->ran_on = c->reply_conn;
         }
+    } else if (call->wait_after && st == EDGELOCK_OK && !handed_on) {
+        // Its WAIT answered before it (release_wait_done): ask the node
+        // that released it now.
+        wait_on(c, call->lock_id, c->reply_conn, value, call->cb, call->user);
     } else if (!call->cleanup && !handed_on) {
         invoke_result(c, call->cb, call->lock_id, st, value, call->user);
     }
@@ -290,11 +298,59 @@ static LockCall make_release(Client *c, uint64_t lock_id, uint64_t owner, int64_
 // value) until the WAIT answers; this while it has not come.
 static constexpr int64_t kReleaseUnanswered = INT64_MIN;
 
-static void release_wait_done(Client *c, const LockCall *call, uint64_t, uint64_t, redisReply *reply,
+static void release_wait_done(Client *c, const LockCall *call, uint64_t id, uint64_t, redisReply *reply,
+                              edgelock_status st);
+
+// The WAIT for a release that ran on conn, pinned there; it answers the
+// caller (release_wait_done). Without a command slot or a node, fail closed.
+static void wait_on(Client *c, uint64_t lock_id, Connection *conn, int64_t value, edgelock_result_fn cb,
+                    void *user)
+{
+    LockCall wait = replicas_wait_call(lock_id, release_wait_done);
+    wait.cb = cb;
+    wait.user = user;
+    wait.lease_ms = EDGELOCK_OK;
+    wait.ref = (uint64_t)value;
+    wait.ran_on = conn;
+    uint64_t id;
+    if (conn && call_new(c, wait, &id)) {
+        call_pin(c, id, conn);
+        call_submit(c, id);
+        return;
+    }
+    invoke_result(c, cb, lock_id,
+                  c->closing ? EDGELOCK_ERR_SHUTDOWN
+                  : conn     ? EDGELOCK_ERR_TABLE_FULL
+                             : EDGELOCK_ERR_NOT_REPLICATED,
+                  0, user);
+}
+
+// On a cluster the release may be sent again (MOVED, ASK, TRYAGAIN) after
+// the WAIT behind it went out: that WAIT may answer first, or from another
+// node, and then says nothing of the release. (owner: the release's
+// command id.)
+static void release_wait_done(Client *c, const LockCall *call, uint64_t id, uint64_t, redisReply *reply,
                               edgelock_status st)
 {
+    if (call->lease_ms == kReleaseUnanswered && !c->closing) {
+        Command *rel = queue_get(&c->queue, call->owner);
+        LockCall *r = rel ? call_of(rel) : nullptr;
+        if (r && r->op == LockOp::Release && r->ref == id) {
+            // The release answers the caller, with a WAIT behind it then.
+            r->ref = 0;
+            r->cb = call->cb;
+            r->user = call->user;
+            r->wait_after = true;
+            return;
+        }
+    }
     edgelock_status released = call->lease_ms == kReleaseUnanswered ? st : (edgelock_status)call->lease_ms;
     int64_t value = (int64_t)call->ref;
+    if (released == EDGELOCK_OK && st == EDGELOCK_OK && call->ran_on && c->reply_conn != call->ran_on &&
+        !c->closing) {
+        wait_on(c, call->lock_id, call->ran_on, value, call->cb, call->user); // another node's WAIT
+        return;
+    }
     if (released == EDGELOCK_OK)
         released = replicas_verdict(c, reply, st);
     invoke_result(c, call->cb, call->lock_id, released, value, call->user);
@@ -313,6 +369,7 @@ static bool start_with_wait(Client *c, const LockCall &release, edgelock_result_
     wait.lease_ms = kReleaseUnanswered;
     if (!r)
         return false;
+    wait.owner = rid;              // release_wait_done finds its release by it
     if (call_new(c, wait, &wid)) { // two slots were free: it is there
         r->ref = wid;
         r->cb = nullptr;

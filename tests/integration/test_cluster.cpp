@@ -567,9 +567,14 @@ TEST_CASE(a_tls_cluster_serves_every_master_and_wakes_waiters)
 // ASK splits an acquire from the WAIT behind it: the acquire goes on to the
 // importing master, the WAIT was already answered by the migrating one. The
 // grant must still be checked on the node that made it, and the call return.
+// The unlock comes once the slot has moved (MOVED): an unlock while it is
+// still being imported meets TRYAGAIN (its latch key is not there yet) until
+// its command timeout, and says so (the unlock's own WAIT no longer answers
+// for it: wait_replicas_answers_an_unlock_after_its_release_moved).
 TEST_CASE(wait_replicas_checks_the_node_an_ask_granted_on)
 {
-    RedisCluster &cl = shared_cluster();
+    RedisCluster cl;
+    REQUIRE(cl.start());
     std::string url = cluster_url(cl, 2);
     auto wait1 = [](edgelock_config *cfg) {
         cluster_config(cfg);
@@ -586,25 +591,84 @@ TEST_CASE(wait_replicas_checks_the_node_an_ask_granted_on)
     CHECK(status_ok(from.command("CLUSTER SETSLOT %d MIGRATING %s", slot, to_id.c_str())));
     edgelock_lock lk = make_lock(c, name.c_str());
     std::atomic<int> got{1}, released{1};
-    std::atomic<bool> done{false};
+    std::atomic<bool> locked{false}, moved{false}, done{false};
     std::thread t([&] {
         got = edgelock_try_lock(c, lk, 5000, 30000);
+        locked = true;
+        while (got == EDGELOCK_OK && !moved.load())
+            sleep_ms(10);
         if (got == EDGELOCK_OK)
             released = edgelock_unlock(c, lk, nullptr);
         done = true;
     });
     // The wait is 5 s and a WAIT at most 2 s: a call still out after 30 s hangs.
-    bool returned = wait_until(30000, [&] { return done.load(); });
+    bool returned = wait_until(30000, [&] { return locked.load(); });
+    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
+    for (int i = 0; i < RedisCluster::kMasters; i++)
+        CHECK(status_ok(cl.node(i).command("CLUSTER SETSLOT %d NODE %s", slot, to_id.c_str())));
+    CHECK_EQ(redis_integer(to, "EXISTS %s", name.c_str()), 1); // granted on the importing master
+    moved = true;
+    returned = returned && wait_until(30000, [&] { return done.load(); });
     if (!returned)
         t.detach(); // reported below; joining would hang the binary
     else
         t.join();
     REQUIRE(returned);
-    CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
     CHECK_ST((edgelock_status)released.load(), EDGELOCK_OK);
-    CHECK(status_ok(from.command("CLUSTER SETSLOT %d STABLE", slot)));
-    CHECK(status_ok(to.command("CLUSTER SETSLOT %d STABLE", slot)));
+    CHECK_EQ(redis_integer(to, "EXISTS %s", name.c_str()), 0);
     edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+// A MOVED splits an unlock from the WAIT behind it, as an ASK splits an
+// acquire: the release goes on to the slot's new master while the WAIT was
+// already answered by the old one. The unlock must answer with the
+// release's own result (here: released; then, the lock deleted behind the
+// client's back, LOST), not with an old master's WAIT.
+TEST_CASE(wait_replicas_answers_an_unlock_after_its_release_moved)
+{
+    RedisCluster cl;
+    REQUIRE(cl.start());
+    std::string url = cluster_url(cl, 2);
+    auto wait1 = [](edgelock_config *cfg) {
+        cluster_config(cfg);
+        cfg->wait_replicas = 1;
+        cfg->wait_replicas_timeout_ms = 2000;
+    };
+    edgelock_client *c = make_client(url.c_str(), wait1);
+    REQUIRE(c);
+    std::string a = name_on_master(0, "clu:umoved:a:");
+    std::string b = a;
+    for (int n = 0; slot_of(b) == slot_of(a) || slot_of(b) < RedisCluster::slot_lo(0) ||
+                    slot_of(b) > RedisCluster::slot_hi(0);
+         n++)
+        b = "clu:umoved:b:" + std::to_string(n);
+    RedisServer &from = cl.node(0), &to = cl.node(1);
+    std::string from_id = node_id(from), to_id = node_id(to);
+    // Move name's slot, keys and all, from master 0 to master 1 behind the
+    // client's back (its map is refreshed every 5 s: the unlock meets MOVED).
+    auto move = [&](const std::string &name) {
+        int slot = slot_of(name);
+        CHECK(status_ok(to.command("CLUSTER SETSLOT %d IMPORTING %s", slot, from_id.c_str())));
+        CHECK(status_ok(from.command("CLUSTER SETSLOT %d MIGRATING %s", slot, to_id.c_str())));
+        CHECK(status_ok(from.command("MIGRATE 127.0.0.1 %d %s 0 5000", (int)to.port(), name.c_str())));
+        for (int i = 0; i < RedisCluster::kMasters; i++)
+            CHECK(status_ok(cl.node(i).command("CLUSTER SETSLOT %d NODE %s", slot, to_id.c_str())));
+    };
+    edgelock_lock la = make_lock(c, a.c_str()), lb = make_lock(c, b.c_str());
+    CHECK_ST(edgelock_try_lock(c, la, 0, 30000), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(c, lb, 0, 30000), EDGELOCK_OK);
+    move(a);
+    int released = -1;
+    CHECK_ST(edgelock_unlock(c, la, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1); // fully released: the one hold there was
+    CHECK_EQ(redis_integer(to, "EXISTS %s", a.c_str()), 0);
+    move(b);
+    CHECK_EQ(redis_integer(to, "DEL %s", b.c_str()), 1); // gone behind the client's back
+    CHECK_ST(edgelock_unlock(c, lb, nullptr), EDGELOCK_ERR_LOST);
+    CHECK_ST(edgelock_lock_free(c, la), EDGELOCK_OK);
+    CHECK_ST(edgelock_lock_free(c, lb), EDGELOCK_OK);
+    CHECK(tables_idle(c));
     edgelock_client_destroy(c);
 }
 
