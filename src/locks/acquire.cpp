@@ -104,7 +104,45 @@ static void undo_grant(Client *c, const Waiter *w, bool certain)
         if (certain)
             semaphore_undo(c, w->lock_id, w->permits);
         return;
-    default: cleanup_release(c, w->lock_id, w->owner, effective_lease(c, w->lease_ms)); return;
+    default: break;
+    }
+    // The release script sets the key's TTL to the lease it names when a
+    // count remains. Undoing a re-entry, that must be the hold's own lease
+    // (what lock_valid counts), not the re-entry's, which may be shorter:
+    // the watchdog's for a hold it renews, else what is left of the fixed
+    // one by our clock (Redis runs it no earlier than now).
+    int64_t lease = effective_lease(c, w->lease_ms);
+    const Hold *h = w->hold_index != kNoIndex ? c->holds.get(w->hold_index) : nullptr;
+    if (h && h->count > 0 && !h->lost) {
+        uint64_t now = loop_now(&c->loop);
+        if (h->watchdog)
+            lease = (int64_t)c->cfg.watchdog_lease_ms;
+        else if (h->expires_ms > now)
+            lease = (int64_t)(h->expires_ms - now);
+    }
+    cleanup_release(c, w->lock_id, w->owner, lease);
+}
+
+// A re-entry whose reply never came may have run, and set the key's TTL to
+// the lease it asked for: count no more than that (fail closed). A raised
+// lease is the watchdog's and shortens nothing; one not raised (sent before
+// the hold it re-enters was granted) ends the watchdog's promise, as a
+// granted one does (holds.cpp acquired).
+static void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sent_ms)
+{
+    if (!kind_serves(lock_kind(c, w->lock_id), KindClass::Lock) || w->lease_raised)
+        return;
+    int64_t lease = effective_lease(c, w->lease_ms);
+    uint64_t end = add_ms(sent_ms, (uint64_t)lease);
+    if (h->watchdog) {
+        if ((uint64_t)lease >= c->cfg.watchdog_lease_ms)
+            return;
+        h->watchdog = false;
+        uint64_t promised = add_ms(h->confirmed_ms, c->cfg.watchdog_lease_ms);
+        h->expires_ms = end < promised ? end : promised;
+        h->lease_ms = lease;
+    } else if (end < h->expires_ms) {
+        h->expires_ms = end;
     }
 }
 
@@ -501,6 +539,8 @@ static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
     Hold *h = c->holds.get(w->hold_index);
     if (h->count == 0 && sent_ms != 0)
         undo_grant(c, w, false);
+    else if (sent_ms != 0 && !h->lost)
+        bound_by_unknown_re_entry(c, w, h, sent_ms);
     if (w->cancelled) {
         finish(c, index, EDGELOCK_ERR_CANCELLED);
         return;

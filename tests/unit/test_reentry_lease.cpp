@@ -104,3 +104,101 @@ TEST_CASE(a_short_re_entry_sent_before_the_grant_ends_the_watchdogs_promise)
     h.loop.advance(50);
     valid_for(h, lk, EDGELOCK_ERR_NOT_OWNER);
 }
+
+namespace
+{
+
+void watchdog_lease_timeout_3s(edgelock_config *cfg)
+{
+    cfg->watchdog_lease_ms = kWatchdogLease;
+    cfg->command_timeout_ms = 3000;
+    cfg->reconnect_min_ms = 100;
+    cfg->reconnect_max_ms = 100;
+}
+
+// lock_release.lua: EVALSHA sha 3 key channel latch message lease owner ...
+// -1: the last command is not that.
+long long release_lease(Harness &h)
+{
+    std::vector<std::string> a = h.last_cmd();
+    return a.size() > 7 && a[1] == kScripts[kScriptRelease].sha1 ? std::stoll(a[7]) : -1;
+}
+
+} // namespace
+
+// A re-entry cancelled while its attempt was on the wire, and granted: the
+// script set the key's TTL to the re-entry's lease (the watchdog's, raised),
+// and the undo that gives its count back sets it again, to the lease it
+// names. That must be the hold's own, not the 50 ms the caller asked for:
+// else Redis lets the key lapse 50 ms later while lock_valid, counting the
+// watchdog's lease from its last renewal, says held for 30 s (found by a
+// stress run's mutual-exclusion check on a cluster).
+TEST_CASE(the_undo_of_a_cancelled_re_entry_restores_the_holds_lease)
+{
+    Harness h(watchdog_lease);
+    REQUIRE(h.c);
+    edgelock_lock lk = h.lock("a");
+    Result first, again;
+    REQUIRE(acquire_start(h.c, lk, 1, 0, EDGELOCK_LEASE_WATCHDOG, record, &first) == EDGELOCK_OK);
+    h.reply(kNil);
+    REQUIRE(acquire_start(h.c, lk, 1, 60000, 50, record, &again) == EDGELOCK_OK);
+    CHECK_EQ(acquire_lease(h), kWatchdogLease); // raised on the wire
+    acquire_cancel(h.c, 1);
+    h.reply(kNil); // granted: too late to stop, so given back
+    CHECK_ST(again.st, EDGELOCK_ERR_CANCELLED);
+    CHECK_EQ(release_lease(h), kWatchdogLease); // the undo: the hold's lease, not 50
+    h.reply(":0\r\n");                          // the first hold is still there
+    h.reply("+OK\r\n");                         // latch delete
+    CHECK_EQ(valid_for(h, lk, EDGELOCK_OK), (int64_t)kWatchdogLease);
+
+    // The same on a fixed-lease hold: its own lease again, not the re-entry's.
+    edgelock_lock b = h.lock("b");
+    Result f1, f2;
+    REQUIRE(acquire_start(h.c, b, 1, 0, 60000, record, &f1) == EDGELOCK_OK);
+    h.reply(kNil);
+    REQUIRE(acquire_start(h.c, b, 1, 60000, 50, record, &f2) == EDGELOCK_OK);
+    acquire_cancel(h.c, 1);
+    h.reply(kNil);
+    CHECK_ST(f2.st, EDGELOCK_ERR_CANCELLED);
+    CHECK_EQ(release_lease(h), 60000);
+}
+
+// A re-entry whose reply never came may have run, and then set the key's TTL
+// to its own lease, shorter than what the hold had left: lock_valid must not
+// promise more than that (fail closed), for a fixed-lease hold, and for a
+// watchdog hold the re-entry could not raise (sent before its grant).
+TEST_CASE(a_re_entry_of_unknown_outcome_bounds_the_hold_by_its_lease)
+{
+    Harness h(watchdog_lease_timeout_3s);
+    REQUIRE(h.c);
+    edgelock_lock lk = h.lock("a");
+    Result first, again;
+    REQUIRE(acquire_start(h.c, lk, 1, 0, 60000, record, &first) == EDGELOCK_OK);
+    h.reply(kNil);
+    CHECK_ST(first.st, EDGELOCK_OK);
+    REQUIRE(acquire_start(h.c, lk, 1, 0, 5000, record, &again) == EDGELOCK_OK);
+    CHECK_EQ(acquire_lease(h), 5000);
+    h.loop.advance(3000); // no answer: TIMEOUT, outcome unknown
+    CHECK_ST(again.st, EDGELOCK_ERR_TIMEOUT);
+    int64_t left = valid_for(h, lk, EDGELOCK_OK);
+    CHECK(left > 0 && left <= 2000); // 5000 from the re-entry's send, not 57000
+    h.loop.advance(2000);
+    valid_for(h, lk, EDGELOCK_ERR_NOT_OWNER);
+}
+
+TEST_CASE(a_re_entry_of_unknown_outcome_sent_before_the_grant_ends_the_watchdogs_promise)
+{
+    Harness h(watchdog_lease_timeout_3s);
+    REQUIRE(h.c);
+    edgelock_lock lk = h.lock("a");
+    Result first, again;
+    REQUIRE(acquire_start(h.c, lk, 1, 0, EDGELOCK_LEASE_WATCHDOG, record, &first) == EDGELOCK_OK);
+    REQUIRE(acquire_start(h.c, lk, 1, 0, 5000, record, &again) == EDGELOCK_OK);
+    CHECK_EQ(acquire_lease(h), 5000); // not raised: no hold yet
+    h.reply(kNil);                    // the first is granted; the re-entry's answer never comes
+    CHECK_ST(first.st, EDGELOCK_OK);
+    h.loop.advance(3000);
+    CHECK_ST(again.st, EDGELOCK_ERR_TIMEOUT);
+    int64_t left = valid_for(h, lk, EDGELOCK_OK);
+    CHECK(left > 0 && left <= 2000);
+}
