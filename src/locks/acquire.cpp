@@ -408,9 +408,9 @@ static void acquired(Client *c, uint32_t index, int64_t value, uint64_t sent_ms)
         finish(c, index, EDGELOCK_ERR_CANCELLED);
         return;
     }
-    // The reply came on the command connection as it is now: its server
-    // granted the hold (and issued the token).
-    Connection *conn = slot_conn(c, lock_slot(c, w->lock_id));
+    // Its server granted the hold (and issued the token): the one the reply
+    // came from, which after an ASK is not the slot's master by the map.
+    Connection *conn = c->reply_conn ? c->reply_conn : slot_conn(c, lock_slot(c, w->lock_id));
     c->holds.get(w->hold_index)->server_instance = conn ? conn->server_instance : 0;
     if (!replicas_wanted(c) || lock_kind(c, w->lock_id) == EDGELOCK_LATCH) {
         finish(c, index, EDGELOCK_OK, value, sent_ms);

@@ -590,15 +590,26 @@ TEST_CASE(wait_replicas_checks_the_node_an_ask_granted_on)
     CHECK(status_ok(to.command("CLUSTER SETSLOT %d IMPORTING %s", slot, from_id.c_str())));
     CHECK(status_ok(from.command("CLUSTER SETSLOT %d MIGRATING %s", slot, to_id.c_str())));
     edgelock_lock lk = make_lock(c, name.c_str());
-    std::atomic<int> got{1}, released{1};
+    std::atomic<int> got{1}, again{1}, released{1};
     std::atomic<bool> locked{false}, moved{false}, done{false};
+    std::atomic<uint64_t> server_ask{0}, server_after{0};
     std::thread t([&] {
         got = edgelock_try_lock(c, lk, 5000, 30000);
+        uint64_t s = 0;
+        edgelock_token_server(c, lk, edgelock_current_owner(), &s);
+        server_ask = s;
         locked = true;
         while (got == EDGELOCK_OK && !moved.load())
             sleep_ms(10);
-        if (got == EDGELOCK_OK)
+        if (got == EDGELOCK_OK) {
+            // A re-entry, on the slot's master now: the same server granted both.
+            again = edgelock_try_lock(c, lk, 0, 30000);
+            edgelock_token_server(c, lk, edgelock_current_owner(), &s);
+            server_after = s;
+            if (again == EDGELOCK_OK)
+                edgelock_unlock(c, lk, nullptr);
             released = edgelock_unlock(c, lk, nullptr);
+        }
         done = true;
     });
     // The wait is 5 s and a WAIT at most 2 s: a call still out after 30 s hangs.
@@ -614,8 +625,13 @@ TEST_CASE(wait_replicas_checks_the_node_an_ask_granted_on)
     else
         t.join();
     REQUIRE(returned);
+    CHECK_ST((edgelock_status)again.load(), EDGELOCK_OK);
     CHECK_ST((edgelock_status)released.load(), EDGELOCK_OK);
     CHECK_EQ(redis_integer(to, "EXISTS %s", name.c_str()), 0);
+    // edgelock_token_server names the importing master that granted it, not
+    // the migrating one the slot map named.
+    CHECK(server_ask.load() != 0);
+    CHECK_EQ(server_ask.load(), server_after.load());
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
