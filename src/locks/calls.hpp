@@ -56,7 +56,7 @@ struct LockCall {
     uint8_t drains_left = 0;           // Release: how many more such may follow
     bool force_eval = false;           // a script not preloaded: always EVAL
     bool was_held = false;             // semaphore Release: the hold was active by our clock when sent
-    bool pins_hold = false;            // Extend: holds a pending ref on (lock_id, owner)'s hold
+    bool pins_hold = false;            // Extend, Release: holds a pending ref on (lock_id, owner)'s hold
     uint16_t permits = 0;              // semaphore Acquire/Release: how many
 
     // op on lock_id (0: none), completing through done; everything else zero.

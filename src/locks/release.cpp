@@ -106,7 +106,7 @@ static bool drain_stale_counts(Client *c, const LockCall *answered)
     Hold *h = hold_find(c, answered->lock_id, answered->owner, nullptr);
     if (!lock_get(c, answered->lock_id))
         return false; // an undo's handle, freed once it was sent: nothing to name
-    if ((h && (h->count > 0 || h->pending > (answered->cleanup || answered->drain ? 0u : 1u))) ||
+    if ((h && (h->count > 0 || h->pending > (answered->pins_hold ? 1u : 0u))) ||
         lock_kind(c, answered->lock_id) == EDGELOCK_READ)
         return false; // a read lock's 0 may be other readers' holds
     if (held_through_another_handle(c, answered->lock_id, answered->owner))
@@ -254,7 +254,9 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
     // (unrenewed) and the caller may retry.
     if (h && !call->cleanup && (uncertain || partial))
         unlock_uncertain(c, h, call);
-    if (h && !call->cleanup)
+    // Only the pin this unlock took (release_start): a hold found now that
+    // it did not pin is a lock call's made meanwhile by the same owner.
+    if (h && call->pins_hold)
         hold_unpin(c, hi);
     else if (h)
         hold_release_if_idle(c, hi);
@@ -401,6 +403,7 @@ edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edg
     call.cb = cb;
     call.user = user;
     // Pinned before it starts: a send that fails completes it at once.
+    call.pins_hold = h != nullptr;
     if (h)
         h->pending++;
     if (replicas_wanted(c) ? start_with_wait(c, call, cb, user) : call_start(c, call))

@@ -519,3 +519,30 @@ TEST_CASE(a_call_made_before_the_first_connect_waits_for_it)
     REQUIRE(held);
     CHECK_EQ(held->count, 1u);
 }
+
+// An unlock by an owner this client knows no hold of (its lease ran out, or
+// it never locked) goes to Redis without pinning a hold; a lock call by the
+// same owner made right after it (the async API allows both in flight)
+// reserves one. The unlock's answer must leave that reservation alone: it
+// took the lock call's pin, the record was freed under the waiter, and the
+// grant that followed wrote through a freed slot (found by a cluster stress
+// run: a SEGV in acquired()).
+TEST_CASE(an_unlock_without_a_hold_leaves_a_lock_call_made_meanwhile_alone)
+{
+    for (const char *answer : {kNil, ":1\r\n"}) { // not the owner; released (another handle's)
+        Harness h(watchdog_30s);
+        REQUIRE(h.c);
+        edgelock_lock a = h.lock("a");
+        Result u, l;
+        CHECK_ST(release_start(h.c, a, 7, record, &u), EDGELOCK_OK);
+        CHECK_ST(acquire_start(h.c, a, 7, 0, 10000, record, &l), EDGELOCK_OK);
+        h.reply(answer); // the unlock's
+        CHECK_EQ(u.calls, 1);
+        h.reply(kNil); // the lock call's: granted
+        CHECK_EQ(l.calls, 1);
+        CHECK_ST(l.st, EDGELOCK_OK);
+        int64_t left = 0;
+        CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_OK);
+        CHECK_EQ(h.c->holds.used(), 1);
+    }
+}
