@@ -574,7 +574,8 @@ EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelo
  *    has not seen yet is not reported there (EDGELOCK_READ and EDGELOCK_WRITE
  *    report it, as Redisson's unlock throws there);
  *  - TIMEOUT or CONNECTION: the outcome is unknown. Renewal of the hold stops
- *    (if the unlock did not run, the lock lapses with its lease), and a retry
+ *    (if the unlock did not run, the lock lapses with its lease), lock_valid
+ *    says LOST while the owner's last hold may be released, and a retry
  *    by the same owner sends the same unlock again, which Redis's unlock latch
  *    (unlock_latch_ttl_ms) answers with the first one's result: OK, not LOST
  *    (for EDGELOCK_READ and EDGELOCK_WRITE also when the first one found the
@@ -689,7 +690,9 @@ EDGELOCK_API edgelock_status edgelock_cancel(edgelock_client *client, uint64_t o
  * the watchdog it is normally between 2/3 and all of watchdog_lease_ms. 0 on
  * any other result.
  * Results: OK; LOST (it held the lock and lost it: the watchdog found it gone,
- * or no renewal was confirmed for a whole lease); NOT_OWNER (not held by
+ * or no renewal was confirmed for a whole lease; also while an unlock of the
+ * owner's last hold has an unknown outcome, as it may have released the lock,
+ * until a retry of it or a lock call settles it); NOT_OWNER (not held by
  * `owner`, or its fixed lease ran out); STALE_HANDLE; INVALID_ARG (NULL
  * remaining_ms); WRONG_THREAD, as lock_new.
  * A local call: in event-loop mode on the loop thread; on a client that owns

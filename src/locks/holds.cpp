@@ -230,6 +230,11 @@ edgelock_status hold_validity(Client *c, uint64_t lock_id, uint64_t owner, int64
     edgelock_status st = held(c, lock_id, owner, &h);
     if (st != EDGELOCK_OK)
         return st;
+    // An unlock of the owner's last hold whose outcome is unknown may have
+    // released it, and another client may hold the lock now: promise
+    // nothing (fail closed). A retry of that unlock, or a lock call, settles it.
+    if (h->unlock_uncertain && h->count <= 1)
+        return EDGELOCK_ERR_LOST;
     const uint64_t now = loop_now(&c->loop);
     if (h->watchdog) {
         // Redis set the lease no earlier than the send time of the last

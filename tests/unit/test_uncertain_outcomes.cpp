@@ -176,6 +176,10 @@ TEST_CASE(a_retried_unlock_reuses_its_request_id_and_the_hold_is_not_renewed_mea
     REQUIRE(is_release(first));
     h.loop.advance(3000);
     CHECK_ST(u1.st, EDGELOCK_ERR_TIMEOUT);
+    int64_t left = 1;
+    // The unlock may have run: another client may hold the lock now.
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_ERR_LOST);
+    CHECK_EQ(left, 0);
     reconnect(h);
     size_t sent = h.cmd().log.size();
     h.loop.advance(20000); // no renewal of a hold being unlocked
@@ -545,4 +549,24 @@ TEST_CASE(an_unlock_without_a_hold_leaves_a_lock_call_made_meanwhile_alone)
         CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_OK);
         CHECK_EQ(h.c->holds.used(), 1);
     }
+}
+
+// An unlock of unknown outcome that would leave a re-entrant hold behind
+// cannot have freed the lock: lock_valid still vouches for what remains.
+TEST_CASE(an_uncertain_unlock_of_a_re_entry_leaves_the_outer_hold_valid)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result r1, r2, u;
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r1);
+    h.reply(kNil);
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r2);
+    h.reply(kNil);
+    CHECK_ST(release_start(h.c, a, 7, record, &u), EDGELOCK_OK);
+    h.loop.advance(3000);
+    CHECK_ST(u.st, EDGELOCK_ERR_TIMEOUT);
+    int64_t left = 0;
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_OK);
+    CHECK(left > 0);
 }
