@@ -1024,7 +1024,10 @@ typedef struct edgelock_member {
  * INVALID_ARG (n is 0 or > EDGELOCK_MAX_MEMBERS, a member appears twice),
  * LOST or NOT_OWNER (a member taken early was gone, deleted or forced off
  * behind the client's back, when the leases were set), or the first member's
- * error that is not contention. On any result but OK nothing is held.
+ * error that is not contention. On any result but OK nothing is held by this
+ * call, with one exception: a member whose release met an unknown outcome (its
+ * server timed out or dropped the connection) may still be held in Redis; it
+ * is not renewed, lapses with its lease, and lock_valid says LOST for it.
  */
 EDGELOCK_API edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n,
                                                      int64_t wait_ms, int64_t lease_ms);
@@ -1046,10 +1049,11 @@ EDGELOCK_API edgelock_status edgelock_multi_unlock(const edgelock_member *member
  * majority, or the first refusal (REDIS, PROTOCOL, TABLE_FULL,
  * NOT_REPLICATED) when too many refuse; a member's CANCELLED, INVALID_ARG
  * (also: a member that is no lock), STALE_HANDLE, WRONG_THREAD or SHUTDOWN at
- * once; on any but OK nothing is held. Each attempt on a server lasts at most its
- * client's command_timeout_ms (a stopped server costs that much once, then
- * fails fast while it stays down), so give RedLock member clients a short
- * command_timeout_ms.
+ * once; on any but OK nothing is held (but for a member whose release met an
+ * unknown outcome, as for edgelock_multi_try_lock). Each attempt on a server
+ * lasts at most its client's command_timeout_ms (a stopped server costs that
+ * much once, then fails fast while it stays down), so give RedLock member
+ * clients a short command_timeout_ms.
  *
  * Not safe against clock jumps or process pauses: a holder paused past its
  * validity cannot tell, and RedLock has no token to stop its late writes.
