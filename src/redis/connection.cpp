@@ -434,6 +434,11 @@ void conn_start(Connection *conn)
     conn->resolving = sentinel && !conn->to_sentinels;
     if (!conn->ops->open(conn)) {
         conn->resolving = false;
+        // A master that cannot even be opened (a refused TLS link fails
+        // here, not in the connect callback) is asked about again, as one
+        // that dropped is (went_down): the sentinels may name another by
+        // now, and the old address may come back as a stale, empty master.
+        conn->have_master = false;
         schedule_reconnect(conn);
         return;
     }

@@ -293,6 +293,82 @@ TEST_CASE(a_failover_loses_no_waiter_and_new_locks_go_to_the_new_master)
     edgelock_client_destroy(waiter);
 }
 
+// A master that is gone refuses the client's reconnects. Over TLS the
+// refusal comes while the link is opened (the handshake starts at once and
+// finds the socket refused), not from the connect callback. Each refusal
+// must send the client back to the sentinels, not to the address it had:
+// the sentinels may name another master by now, and a process restarted on
+// the old address (empty, and a master until the sentinels demote it) would
+// grant locks the real master's holders hold.
+TEST_CASE(a_master_that_refuses_tls_connections_sends_the_client_back_to_the_sentinels)
+{
+    if (!edgelock_tls_available() || !test_certs_make())
+        return; // a build without TLS: test_tls covers what it answers
+    char dir[] = "/tmp/edgelock-sentinel-refused-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    std::string crt = test_cert("server.crt"), key = test_cert("server.key"), ca = test_cert("ca.crt");
+    // A TLS server on tls_port (0: a free one), a plaintext port for the test.
+    auto start_tls = [&](RedisServer &r, uint16_t plain, uint16_t &tls_port) {
+        for (int attempt = 0; attempt < 4; attempt++) {
+            uint16_t p = tls_port ? tls_port : free_loopback_port();
+            std::string ps = std::to_string(p);
+            const char *extra[] = {
+                "--tls-port", ps.c_str(),           "--tls-cert-file", crt.c_str(),          "--tls-key-file",
+                key.c_str(),  "--tls-ca-cert-file", ca.c_str(),        "--tls-auth-clients", "no",
+                nullptr};
+            if (r.start_args(plain, extra)) {
+                tls_port = p;
+                return true;
+            }
+        }
+        return false;
+    };
+    RedisServer old_master, new_master;
+    uint16_t old_tls = 0, new_tls = 0;
+    REQUIRE(start_tls(old_master, 0, old_tls));
+    REQUIRE(start_tls(new_master, 0, new_tls));
+    uint16_t old_plain = old_master.port();
+    Sentinel sen;
+    uint16_t sen_tls = free_loopback_port();
+    std::string conf = "tls-port " + std::to_string(sen_tls) + "\ntls-cert-file " + crt + "\ntls-key-file " +
+                       key + "\ntls-ca-cert-file " + ca + "\ntls-auth-clients no\ntls-replication yes\n";
+    REQUIRE(sen.start(dir, 0, old_tls, 1, conf));
+    CHECK(wait_until(30000, [&] { return sen.master_port() == old_tls; }));
+
+    std::string url = "rediss-sentinel://localhost:" + std::to_string(sen_tls) + "/mymaster";
+    static std::string s_ca;
+    s_ca = ca;
+    edgelock_client *c = make_client(url.c_str(), [](edgelock_config *cfg) {
+        sentinel_config(cfg);
+        cfg->tls_ca = s_ca.c_str();
+    });
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "sen:refused");
+    CHECK_ST(edgelock_try_lock(c, lk, 10000, 30000), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+
+    // The master dies; the client's reconnects to it are refused meanwhile.
+    old_master.stop();
+    sleep_ms(1500);
+    // The sentinel now names another master (as after a failover; nothing is
+    // published for this), and a process comes back empty on the old address.
+    CHECK(sen.command_int("SENTINEL REMOVE mymaster") == -1);
+    std::string monitor = "SENTINEL MONITOR mymaster 127.0.0.1 " + std::to_string(new_tls) + " 1";
+    CHECK(sen.command_int(monitor.c_str()) == -1);
+    REQUIRE(start_tls(old_master, old_plain, old_tls));
+
+    CHECK_ST(edgelock_try_lock(c, lk, 10000, 30000), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(new_master, "EXISTS %s", "sen:refused"), 1); // the master the sentinel names
+    CHECK_EQ(redis_integer(old_master, "EXISTS %s", "sen:refused"), 0);
+    edgelock_unlock(c, lk, nullptr);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+    sen.stop();
+    std::string rm = std::string("rm -rf '") + dir + "'";
+    if (system(rm.c_str()) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+}
+
 // A master that hangs (SIGSTOP: a partition, a frozen host) sends no reset and
 // refuses no write: an idle waiter's subscription on it would hear nothing.
 // The client follows +switch-master from the sentinels instead: its waiter
