@@ -150,9 +150,11 @@ static bool open(Connection *conn)
         // The name verified: the configured one, else the host this attempt
         // goes to (a sentinel, or the master a sentinel named).
         const char *name = conn->tls_name ? conn->tls_name : conn->host;
-        conn->tls_ssl = tls_attach(conn->tls, &ac->c, name, conn->tls_verify, conn->loop->log);
+        edgelock_status why = EDGELOCK_ERR_TLS;
+        conn->tls_ssl = tls_attach(conn->tls, &ac->c, name, conn->tls_verify, conn->loop->log, &why);
         if (!conn->tls_ssl) {
-            conn->down_status = EDGELOCK_ERR_TLS;
+            // A refused connection is CONNECTION, and ends a refusal (AUTH) seen before.
+            conn->down_status = why;
             conn->link = nullptr;
             redisAsyncFree(ac);
             return false;

@@ -13,6 +13,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <string.h>
+#include <sys/socket.h>
 #endif
 
 namespace edgelock
@@ -112,8 +113,24 @@ static bool is_ip_literal(const char *name)
     return *name != 0;
 }
 
-void *tls_attach(void *ctx, redisContext *c, const char *name, bool verify, const LogSink *log)
+// Whether the socket itself failed: its connect refused or reset (SO_ERROR),
+// or it is not connected. Nothing has come from the server yet when the
+// handshake is started, so that is no TLS matter.
+static bool socket_failed(int fd)
 {
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0)
+        return true;
+    struct sockaddr_storage peer;
+    socklen_t peer_len = sizeof(peer);
+    return getpeername(fd, reinterpret_cast<struct sockaddr *>(&peer), &peer_len) != 0;
+}
+
+void *tls_attach(void *ctx, redisContext *c, const char *name, bool verify, const LogSink *log,
+                 edgelock_status *why)
+{
+    *why = EDGELOCK_ERR_TLS;
     SSL *ssl = SSL_new(static_cast<SSL_CTX *>(ctx));
     if (!ssl)
         return nullptr;
@@ -127,9 +144,14 @@ void *tls_attach(void *ctx, redisContext *c, const char *name, bool verify, cons
         return nullptr;
     }
     if (redisInitiateSSL(c, ssl) != REDIS_OK) {
-        // hiredis takes the SSL object only when it succeeds.
+        // hiredis takes the SSL object only when it succeeds. A server that
+        // refuses the connection fails here (the handshake starts at once and
+        // finds the socket refused): that is CONNECTION, as without TLS.
+        if (socket_failed(c->fd))
+            *why = EDGELOCK_ERR_CONNECTION;
         log_to(log, EDGELOCK_LOG_WARN, "TLS: cannot start: %s", c->errstr);
         SSL_free(ssl);
+        ERR_clear_error(); // the thread's queue: SSL_get_error() reads it for every link on the thread
         return nullptr;
     }
     return ssl;
@@ -163,8 +185,9 @@ void *tls_context_new(const TlsOptions &o, edgelock_status *st)
 
 void tls_context_free(void *) {}
 
-void *tls_attach(void *, redisContext *, const char *, bool, const LogSink *)
+void *tls_attach(void *, redisContext *, const char *, bool, const LogSink *, edgelock_status *why)
 {
+    *why = EDGELOCK_ERR_TLS;
     return nullptr;
 }
 

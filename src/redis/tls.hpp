@@ -31,8 +31,10 @@ void tls_context_free(void *ctx);
 
 // Start TLS on a hiredis context that is connecting: the handshake runs as the
 // socket becomes ready. name: SNI and the name verified. Returns the SSL
-// object (owned by the hiredis context from then on), or null on failure.
-void *tls_attach(void *ctx, struct redisContext *c, const char *name, bool verify, const LogSink *log);
+// object (owned by the hiredis context from then on), or null on failure with
+// *why set: CONNECTION when the socket failed (the connect refused), else TLS.
+void *tls_attach(void *ctx, struct redisContext *c, const char *name, bool verify, const LogSink *log,
+                 edgelock_status *why);
 // After the connection failed: true when TLS failed (the handshake did not
 // finish, or the server's certificate or name did not verify).
 bool tls_failed(void *ssl, const LogSink *log);

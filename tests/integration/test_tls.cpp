@@ -255,3 +255,17 @@ TEST_CASE(plaintext_and_tls_on_the_wrong_port_fail_fast)
     edgelock_status st = try_once("redis://localhost:" + std::to_string(s.tls_port));
     CHECK(st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT);
 }
+
+// Nothing listening on a rediss:// port: the handshake starts as the link is
+// opened and finds the socket refused. That is a server that cannot be
+// reached (CONNECTION, as without TLS), not a certificate or handshake
+// problem: TLS would send an operator to check certificates that are fine.
+TEST_CASE(a_refused_tls_connection_is_a_connection_error_not_tls)
+{
+    if (!edgelock_tls_available() || !test_certs_make())
+        return;
+    g_tls = Tls();
+    g_tls.ca = test_cert("ca.crt");
+    CHECK_ST(try_once("rediss://localhost:" + std::to_string(free_loopback_port())), EDGELOCK_ERR_CONNECTION);
+    CHECK_ST(try_once("rediss://127.0.0.1:" + std::to_string(free_loopback_port())), EDGELOCK_ERR_CONNECTION);
+}
