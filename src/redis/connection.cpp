@@ -397,6 +397,10 @@ static void resolved(Connection *conn, redisReply *reply)
                reply->type == REDIS_REPLY_ERROR ? ": " : "",
                reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     }
+    // A sentinel that refuses the query (NOAUTH: it wants a password the
+    // client was not given; an ACL's NOPERM) refused the setup, as a master
+    // that refuses AUTH does: calls that fail meanwhile say AUTH.
+    bool refused = reply->type == REDIS_REPLY_ERROR;
     // Done with the sentinel either way.
     conn->ops->close(conn);
     conn->state = ConnState::Down;
@@ -419,6 +423,8 @@ static void resolved(Connection *conn, redisReply *reply)
     }
     conn->sentinel_misses = 0;
     went_down(conn);
+    if (refused)
+        conn->down_status = EDGELOCK_ERR_AUTH;
 }
 
 void conn_start(Connection *conn)

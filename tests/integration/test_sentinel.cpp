@@ -293,6 +293,45 @@ TEST_CASE(a_failover_loses_no_waiter_and_new_locks_go_to_the_new_master)
     edgelock_client_destroy(waiter);
 }
 
+// Sentinels that require a password (requirepass) answer the client's
+// query with NOAUTH when it has none: a refused setup, as a master's NOAUTH
+// is, so its calls say AUTH, not CONNECTION (the sentinels are there).
+TEST_CASE(sentinels_that_want_a_password_the_client_lacks_say_auth)
+{
+    char dir[] = "/tmp/edgelock-sentinel-auth-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    RedisServer master;
+    REQUIRE(master.start());
+    Sentinel sen;
+    REQUIRE(sen.start(dir, 0, master.port(), 1, "requirepass sentinel-secret\n"));
+    std::string url = "redis-sentinel://127.0.0.1:" + std::to_string(sen.port) + "/mymaster";
+    edgelock_client *c = make_client(url.c_str(), [](edgelock_config *cfg) {
+        sentinel_config(cfg);
+        cfg->command_timeout_ms = 1500;
+    });
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "sen:auth");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_ERR_AUTH);
+    CHECK_ST(edgelock_try_lock(c, lk, 2000, 30000), EDGELOCK_ERR_AUTH);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+
+    c = make_client(url.c_str(), [](edgelock_config *cfg) {
+        sentinel_config(cfg);
+        cfg->sentinel_password = "sentinel-secret";
+    });
+    REQUIRE(c);
+    lk = make_lock(c, "sen:auth");
+    CHECK_ST(edgelock_try_lock(c, lk, 10000, 30000), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+    sen.stop();
+    std::string rm = std::string("rm -rf '") + dir + "'";
+    if (system(rm.c_str()) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+}
+
 // A master that is gone refuses the client's reconnects. Over TLS the
 // refusal comes while the link is opened (the handshake starts at once and
 // finds the socket refused), not from the connect callback. Each refusal
