@@ -70,6 +70,9 @@ void edgelock_port_sigpipe_restore(edgelock_port_sigpipe *g);
  *  the bytes written; 0 when the socket cannot take any now (write later);
  *  -1 on an error, described in err. */
 long edgelock_port_send_quiet(int fd, const void *buf, size_t len, char *err, size_t err_len);
+/** 1 when a socket's connection failed or never came up (SO_ERROR set, or
+ *  no peer): a TLS handshake that fails on such a socket met no server. */
+int edgelock_port_socket_failed(int fd);
 
 /* Blocking facade: a mutex, a condition variable and the loop thread. */
 void edgelock_port_mutex_init(edgelock_port_mutex *m);

@@ -215,6 +215,17 @@ long edgelock_port_send_quiet(int fd, const void *buf, size_t len, char *err, si
     return -1;
 }
 
+int edgelock_port_socket_failed(int fd)
+{
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0)
+        return 1;
+    struct sockaddr_storage peer;
+    socklen_t peer_len = sizeof(peer);
+    return getpeername(fd, (struct sockaddr *)&peer, &peer_len) != 0;
+}
+
 void edgelock_port_sigpipe_block(edgelock_port_sigpipe *g)
 {
     sigset_t pipe_only;

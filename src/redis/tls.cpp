@@ -13,7 +13,6 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <string.h>
-#include <sys/socket.h>
 #endif
 
 namespace edgelock
@@ -113,20 +112,6 @@ static bool is_ip_literal(const char *name)
     return *name != 0;
 }
 
-// Whether the socket itself failed: its connect refused or reset (SO_ERROR),
-// or it is not connected. Nothing has come from the server yet when the
-// handshake is started, so that is no TLS matter.
-static bool socket_failed(int fd)
-{
-    int err = 0;
-    socklen_t len = sizeof(err);
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0)
-        return true;
-    struct sockaddr_storage peer;
-    socklen_t peer_len = sizeof(peer);
-    return getpeername(fd, reinterpret_cast<struct sockaddr *>(&peer), &peer_len) != 0;
-}
-
 void *tls_attach(void *ctx, redisContext *c, const char *name, bool verify, const LogSink *log,
                  edgelock_status *why)
 {
@@ -147,7 +132,7 @@ void *tls_attach(void *ctx, redisContext *c, const char *name, bool verify, cons
         // hiredis takes the SSL object only when it succeeds. A server that
         // refuses the connection fails here (the handshake starts at once and
         // finds the socket refused): that is CONNECTION, as without TLS.
-        if (socket_failed(c->fd))
+        if (edgelock_port_socket_failed(c->fd))
             *why = EDGELOCK_ERR_CONNECTION;
         log_to(log, EDGELOCK_LOG_WARN, "TLS: cannot start: %s", c->errstr);
         SSL_free(ssl);
