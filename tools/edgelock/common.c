@@ -199,6 +199,7 @@ int create_client(const char *url, uint32_t nlocks, size_t max_name, uint32_t ti
     edgelock_config_init(&cfg);
     cfg.url = url;
     cfg.password = password;
+    cfg.sentinel_password = sentinel_password;
     cfg.tls_ca = tls.ca;
     cfg.tls_cert = tls.cert;
     cfg.tls_key = tls.key;
@@ -315,16 +316,17 @@ void kind_label(char *out, size_t cap, const char *word, const char *name)
 }
 
 const char *password = NULL;
+const char *sentinel_password = NULL;
 struct tls_options tls;
 struct replica_options replicas = {0, 1000};
 edgelock_sharded_pubsub sharded_pubsub = EDGELOCK_SHARDED_AUTO;
 
-/* The buffers read_secret_file() filled (--url-file, --password-file), for
- * forget_secrets(). */
+/* The buffers read_secret_file() filled (--url-file, --password-file,
+ * --sentinel-password-file), for forget_secrets(). */
 static struct {
     char *p;
     size_t n;
-} secrets[2];
+} secrets[3];
 static size_t nsecrets;
 
 /* Zeroes secret memory in a way the compiler may not drop as a dead store, as
@@ -347,7 +349,7 @@ static void keep_for_wiping(char *out, size_t cap)
         if (secrets[k].p == out)
             return;
     if (nsecrets == sizeof(secrets) / sizeof(secrets[0]))
-        return; /* two files are read at most: --url-file and --password-file */
+        return; /* three files are read at most: the URL and two passwords */
     if (nsecrets == 0)
         atexit(forget_secrets);
     secrets[nsecrets].p = out;

@@ -41,6 +41,10 @@ extern int verbose;
  * the URL's (NULL: the URL's). */
 extern const char *password;
 
+/* --sentinel-password-file: the password of redis-sentinel:// URLs'
+ * sentinels themselves (NULL: none; the URL's is the master's). */
+extern const char *sentinel_password;
+
 /* --tls-* options (and EDGELOCK_TLS_* variables), for rediss:// URLs. */
 struct tls_options {
     const char *ca, *cert, *key, *server_name;

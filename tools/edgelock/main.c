@@ -205,6 +205,7 @@ static const char *canonical_kind_flag(const char *a)
 /* Room for a URL or a password read from a file. */
 static char url_from_file[4096];
 static char password_from_file[256];
+static char sentinel_password_from_file[256];
 
 int main(int argc, char **argv)
 {
@@ -299,6 +300,12 @@ int main(int argc, char **argv)
             if (rc)
                 return rc;
             password = password_from_file;
+        } else if (!err && (v = opt_value(argc, argv, &i, "--sentinel-password-file", &err)) != NULL) {
+            int rc = read_secret_file("--sentinel-password-file", v, sentinel_password_from_file,
+                                      sizeof(sentinel_password_from_file));
+            if (rc)
+                return rc;
+            sentinel_password = sentinel_password_from_file;
         } else if (sub && strcmp(sub, "run") == 0 && (v = opt_value(argc, argv, &i, "--wait", &err))) {
             if (!parse_duration(v, 0, EDGELOCK_MAX_TIME_MS, &ra.wait_ms))
                 return usage_error("--wait: %s is not a duration (MS, or with a unit: 500ms, 10s, 2m)",
