@@ -71,6 +71,14 @@ void cluster_config(edgelock_config *cfg)
     cfg->on_lock_lost = on_lost;
 }
 
+// cluster_config, and every lock and unlock waits for one replica (2 s at most).
+void cluster_config_wait1(edgelock_config *cfg)
+{
+    cluster_config(cfg);
+    cfg->wait_replicas = 1;
+    cfg->wait_replicas_timeout_ms = 2000;
+}
+
 // A lock name "<prefix><n>" whose slot master i serves.
 std::string name_on_master(int i, const char *prefix)
 {
@@ -576,12 +584,7 @@ TEST_CASE(wait_replicas_checks_the_node_an_ask_granted_on)
     RedisCluster cl;
     REQUIRE(cl.start());
     std::string url = cluster_url(cl, 2);
-    auto wait1 = [](edgelock_config *cfg) {
-        cluster_config(cfg);
-        cfg->wait_replicas = 1;
-        cfg->wait_replicas_timeout_ms = 2000;
-    };
-    edgelock_client *c = make_client(url.c_str(), wait1);
+    edgelock_client *c = make_client(url.c_str(), cluster_config_wait1);
     REQUIRE(c);
     std::string name = name_on_master(0, "clu:ask:");
     int slot = slot_of(name);
@@ -646,12 +649,7 @@ TEST_CASE(wait_replicas_answers_an_unlock_after_its_release_moved)
     RedisCluster cl;
     REQUIRE(cl.start());
     std::string url = cluster_url(cl, 2);
-    auto wait1 = [](edgelock_config *cfg) {
-        cluster_config(cfg);
-        cfg->wait_replicas = 1;
-        cfg->wait_replicas_timeout_ms = 2000;
-    };
-    edgelock_client *c = make_client(url.c_str(), wait1);
+    edgelock_client *c = make_client(url.c_str(), cluster_config_wait1);
     REQUIRE(c);
     std::string a = name_on_master(0, "clu:umoved:a:");
     std::string b = a;

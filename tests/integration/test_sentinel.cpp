@@ -115,27 +115,43 @@ struct Sentinel {
     ~Sentinel() { stop(); }
 };
 
+// A temp dir for sentinel.conf and a replica's snapshot, removed with the test.
+struct TempDir {
+    char path[64];
+    bool ok;
+    explicit TempDir(const char *what)
+    {
+        snprintf(path, sizeof(path), "/tmp/edgelock-sentinel-%s-XXXXXX", what);
+        ok = mkdtemp(path) != nullptr;
+    }
+    ~TempDir()
+    {
+        std::string rm = std::string("rm -rf '") + path + "'";
+        if (ok && system(rm.c_str()) != 0)
+            fprintf(stderr, "cannot remove %s\n", path);
+    }
+};
+
 struct Setup {
-    char dir[64];
+    TempDir dir{"setup"};
     RedisServer master, replica;
     Sentinel s[3];
     std::string url;
     bool ok = false;
     Setup()
     {
-        snprintf(dir, sizeof(dir), "/tmp/edgelock-sentinel-XXXXXX");
-        if (!mkdtemp(dir) || !master.start(0, "--repl-diskless-sync-delay", "0")) // replicas sync at once
+        if (!dir.ok || !master.start(0, "--repl-diskless-sync-delay", "0")) // replicas sync at once
             return;
         std::string mport = std::to_string(master.port());
         // A replica writes the master's snapshot to its dir: the test's temp dir.
-        const char *extra[] = {"--replicaof", "127.0.0.1", mport.c_str(), "--dir", dir, nullptr};
+        const char *extra[] = {"--replicaof", "127.0.0.1", mport.c_str(), "--dir", dir.path, nullptr};
         if (!replica.start_args(0, extra))
             return;
         if (!wait_until(30000, [&] { return redis_integer(master, "WAIT %d %d", 1, 100) == 1; }))
             return;
         url = "redis-sentinel://";
         for (int i = 0; i < 3; i++) {
-            if (!s[i].start(dir, i, master.port()))
+            if (!s[i].start(dir.path, i, master.port()))
                 return;
             url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(s[i].port);
         }
@@ -149,13 +165,28 @@ struct Setup {
             return true;
         });
     }
-    ~Setup()
-    {
-        std::string rm = std::string("rm -rf '") + dir + "'";
-        if (system(rm.c_str()) != 0)
-            fprintf(stderr, "cannot remove %s\n", dir);
-    }
 };
+
+// A TLS redis-server with the test CA's server certificate on tls_port (0:
+// a free one, set on return), beside its plaintext port `plain` (0: a free
+// one) for the test's own checks. A port taken meanwhile costs an attempt.
+bool start_tls_server(RedisServer &r, uint16_t plain, uint16_t &tls_port)
+{
+    std::string crt = test_cert("server.crt"), key = test_cert("server.key"), ca = test_cert("ca.crt");
+    for (int attempt = 0; attempt < 4; attempt++) {
+        uint16_t p = tls_port ? tls_port : free_loopback_port();
+        std::string ps = std::to_string(p);
+        const char *extra[] = {
+            "--tls-port", ps.c_str(),           "--tls-cert-file", crt.c_str(),          "--tls-key-file",
+            key.c_str(),  "--tls-ca-cert-file", ca.c_str(),        "--tls-auth-clients", "no",
+            nullptr};
+        if (r.start_args(plain, extra)) {
+            tls_port = p;
+            return true;
+        }
+    }
+    return false;
+}
 
 std::atomic<int> g_lost{0};
 void on_lost(edgelock_client *, edgelock_lock, uint64_t, void *)
@@ -298,12 +329,12 @@ TEST_CASE(a_failover_loses_no_waiter_and_new_locks_go_to_the_new_master)
 // is, so its calls say AUTH, not CONNECTION (the sentinels are there).
 TEST_CASE(sentinels_that_want_a_password_the_client_lacks_say_auth)
 {
-    char dir[] = "/tmp/edgelock-sentinel-auth-XXXXXX";
-    REQUIRE(mkdtemp(dir));
+    TempDir dir("auth");
+    REQUIRE(dir.ok);
     RedisServer master;
     REQUIRE(master.start());
     Sentinel sen;
-    REQUIRE(sen.start(dir, 0, master.port(), 1, "requirepass sentinel-secret\n"));
+    REQUIRE(sen.start(dir.path, 0, master.port(), 1, "requirepass sentinel-secret\n"));
     std::string url = "redis-sentinel://127.0.0.1:" + std::to_string(sen.port) + "/mymaster";
     edgelock_client *c = make_client(url.c_str(), [](edgelock_config *cfg) {
         sentinel_config(cfg);
@@ -326,10 +357,6 @@ TEST_CASE(sentinels_that_want_a_password_the_client_lacks_say_auth)
     CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
-    sen.stop();
-    std::string rm = std::string("rm -rf '") + dir + "'";
-    if (system(rm.c_str()) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
 }
 
 // A master that is gone refuses the client's reconnects. Over TLS the
@@ -343,35 +370,19 @@ TEST_CASE(a_master_that_refuses_tls_connections_sends_the_client_back_to_the_sen
 {
     if (!edgelock_tls_available() || !test_certs_make())
         return; // a build without TLS: test_tls covers what it answers
-    char dir[] = "/tmp/edgelock-sentinel-refused-XXXXXX";
-    REQUIRE(mkdtemp(dir));
+    TempDir dir("refused");
+    REQUIRE(dir.ok);
     std::string crt = test_cert("server.crt"), key = test_cert("server.key"), ca = test_cert("ca.crt");
-    // A TLS server on tls_port (0: a free one), a plaintext port for the test.
-    auto start_tls = [&](RedisServer &r, uint16_t plain, uint16_t &tls_port) {
-        for (int attempt = 0; attempt < 4; attempt++) {
-            uint16_t p = tls_port ? tls_port : free_loopback_port();
-            std::string ps = std::to_string(p);
-            const char *extra[] = {
-                "--tls-port", ps.c_str(),           "--tls-cert-file", crt.c_str(),          "--tls-key-file",
-                key.c_str(),  "--tls-ca-cert-file", ca.c_str(),        "--tls-auth-clients", "no",
-                nullptr};
-            if (r.start_args(plain, extra)) {
-                tls_port = p;
-                return true;
-            }
-        }
-        return false;
-    };
     RedisServer old_master, new_master;
     uint16_t old_tls = 0, new_tls = 0;
-    REQUIRE(start_tls(old_master, 0, old_tls));
-    REQUIRE(start_tls(new_master, 0, new_tls));
+    REQUIRE(start_tls_server(old_master, 0, old_tls));
+    REQUIRE(start_tls_server(new_master, 0, new_tls));
     uint16_t old_plain = old_master.port();
     Sentinel sen;
     uint16_t sen_tls = free_loopback_port();
     std::string conf = "tls-port " + std::to_string(sen_tls) + "\ntls-cert-file " + crt + "\ntls-key-file " +
                        key + "\ntls-ca-cert-file " + ca + "\ntls-auth-clients no\ntls-replication yes\n";
-    REQUIRE(sen.start(dir, 0, old_tls, 1, conf));
+    REQUIRE(sen.start(dir.path, 0, old_tls, 1, conf));
     CHECK(wait_until(30000, [&] { return sen.master_port() == old_tls; }));
 
     std::string url = "rediss-sentinel://localhost:" + std::to_string(sen_tls) + "/mymaster";
@@ -394,7 +405,7 @@ TEST_CASE(a_master_that_refuses_tls_connections_sends_the_client_back_to_the_sen
     CHECK(sen.command_int("SENTINEL REMOVE mymaster") == -1);
     std::string monitor = "SENTINEL MONITOR mymaster 127.0.0.1 " + std::to_string(new_tls) + " 1";
     CHECK(sen.command_int(monitor.c_str()) == -1);
-    REQUIRE(start_tls(old_master, old_plain, old_tls));
+    REQUIRE(start_tls_server(old_master, old_plain, old_tls));
 
     CHECK_ST(edgelock_try_lock(c, lk, 10000, 30000), EDGELOCK_OK);
     CHECK_EQ(redis_integer(new_master, "EXISTS %s", "sen:refused"), 1); // the master the sentinel names
@@ -402,10 +413,6 @@ TEST_CASE(a_master_that_refuses_tls_connections_sends_the_client_back_to_the_sen
     edgelock_unlock(c, lk, nullptr);
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
-    sen.stop();
-    std::string rm = std::string("rm -rf '") + dir + "'";
-    if (system(rm.c_str()) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
 }
 
 // A master that hangs (SIGSTOP: a partition, a frozen host) sends no reset and
@@ -460,22 +467,12 @@ TEST_CASE(tls_to_the_sentinels_and_to_the_master)
 {
     if (!edgelock_tls_available() || !test_certs_make())
         return; // a build without TLS: test_tls covers what it answers
-    char dir[] = "/tmp/edgelock-sentinel-tls-XXXXXX";
-    REQUIRE(mkdtemp(dir));
+    TempDir dir("tls");
+    REQUIRE(dir.ok);
     std::string crt = test_cert("server.crt"), key = test_cert("server.key"), ca = test_cert("ca.crt");
     RedisServer master;
     uint16_t master_tls = 0;
-    for (int attempt = 0; attempt < 4 && !master_tls; attempt++) {
-        uint16_t p = free_loopback_port();
-        std::string ps = std::to_string(p);
-        const char *extra[] = {
-            "--tls-port", ps.c_str(),           "--tls-cert-file", crt.c_str(),          "--tls-key-file",
-            key.c_str(),  "--tls-ca-cert-file", ca.c_str(),        "--tls-auth-clients", "no",
-            nullptr};
-        if (master.start_args(0, extra))
-            master_tls = p;
-    }
-    REQUIRE(master_tls);
+    REQUIRE(start_tls_server(master, 0, master_tls));
     Sentinel sen;
     uint16_t sen_tls = 0;
     for (int attempt = 0; attempt < 4 && !sen_tls; attempt++) {
@@ -484,7 +481,7 @@ TEST_CASE(tls_to_the_sentinels_and_to_the_master)
         // reaches the master over TLS (tls-replication).
         std::string conf = "tls-port " + std::to_string(p) + "\ntls-cert-file " + crt + "\ntls-key-file " +
                            key + "\ntls-ca-cert-file " + ca + "\ntls-auth-clients no\ntls-replication yes\n";
-        if (sen.start(dir, 0, master_tls, 1, conf))
+        if (sen.start(dir.path, 0, master_tls, 1, conf))
             sen_tls = p;
         else
             sen.stop(); // a port taken meanwhile costs an attempt
@@ -516,8 +513,4 @@ TEST_CASE(tls_to_the_sentinels_and_to_the_master)
     CHECK_EQ(redis_integer(master, "EXISTS %s", "sen:tls"), 0);
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
-
-    std::string rm = std::string("rm -rf '") + dir + "'";
-    if (system(rm.c_str()) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
 }
