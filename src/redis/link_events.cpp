@@ -28,12 +28,14 @@
 
 #include "port.h"
 #include "redis/link_events.hpp"
+#include "redis/tls.hpp"
 
 namespace edgelock
 {
 
 struct LinkEvents {
     redisAsyncContext *ac;
+    bool tls; // OpenSSL's thread error queue emptied before each read and write
     struct event *read_ev;
     struct event *write_ev;
     struct event *flush_ev; // flush_at_pass_end only; never added, activated by add_write
@@ -43,12 +45,18 @@ struct LinkEvents {
 // with it), so nothing touches either after it.
 static void on_readable(evutil_socket_t, short, void *arg)
 {
-    redisAsyncHandleRead(static_cast<LinkEvents *>(arg)->ac);
+    auto *e = static_cast<LinkEvents *>(arg);
+    if (e->tls)
+        tls_clear_thread_errors();
+    redisAsyncHandleRead(e->ac);
 }
 
 static void on_writable(evutil_socket_t, short, void *arg)
 {
-    redisAsyncHandleWrite(static_cast<LinkEvents *>(arg)->ac);
+    auto *e = static_cast<LinkEvents *>(arg);
+    if (e->tls)
+        tls_clear_thread_errors();
+    redisAsyncHandleWrite(e->ac);
 }
 
 // libevent keeps whether each event is added: adding an added event or
@@ -112,7 +120,7 @@ static void cleanup(void *data)
     edgelock_port_free(e);
 }
 
-bool link_events_attach(redisAsyncContext *ac, struct event_base *base, bool flush_at_pass_end)
+bool link_events_attach(redisAsyncContext *ac, struct event_base *base, bool flush_at_pass_end, bool tls)
 {
     if (ac->ev.data)
         return false;
@@ -121,6 +129,7 @@ bool link_events_attach(redisAsyncContext *ac, struct event_base *base, bool flu
         return false;
     *e = LinkEvents{};
     e->ac = ac;
+    e->tls = tls;
     e->read_ev = event_new(base, ac->c.fd, EV_READ | EV_PERSIST, on_readable, e);
     e->write_ev = event_new(base, ac->c.fd, EV_WRITE | EV_PERSIST, on_writable, e);
     if (flush_at_pass_end)

@@ -160,7 +160,8 @@ static bool open(Connection *conn)
             return false;
         }
     }
-    bool ok = link_events_attach(ac, conn->loop->base, conn->flush_at_pass_end && !conn->tls);
+    bool ok =
+        link_events_attach(ac, conn->loop->base, conn->flush_at_pass_end && !conn->tls, conn->tls != nullptr);
     ok = ok && redisAsyncSetConnectCallback(ac, connect_cb) == REDIS_OK;
     ok = ok && redisAsyncSetDisconnectCallback(ac, disconnect_cb) == REDIS_OK;
 #if HIREDIS_MAJOR >= 1
@@ -241,6 +242,8 @@ static void flush(Connection *conn)
     // The socket is non-blocking: a few rounds write a small buffer whole; a
     // full socket buffer is left to the close (best effort by design).
     int done = 0;
+    if (conn->tls)
+        tls_clear_thread_errors(); // as before each TLS write (link_events.cpp)
     for (int i = 0; i < 16 && !done; i++)
         if (redisBufferWrite(&ac->c, &done) != REDIS_OK)
             break;

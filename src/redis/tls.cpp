@@ -142,6 +142,11 @@ void *tls_attach(void *ctx, redisContext *c, const char *name, bool verify, cons
     return ssl;
 }
 
+void tls_clear_thread_errors()
+{
+    ERR_clear_error();
+}
+
 bool tls_failed(void *ssl, const LogSink *log)
 {
     auto *s = static_cast<SSL *>(ssl);
@@ -175,6 +180,8 @@ void *tls_attach(void *, redisContext *, const char *, bool, const LogSink *, ed
     *why = EDGELOCK_ERR_TLS;
     return nullptr;
 }
+
+void tls_clear_thread_errors() {}
 
 bool tls_failed(void *, const LogSink *)
 {

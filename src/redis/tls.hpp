@@ -35,6 +35,12 @@ void tls_context_free(void *ctx);
 // *why set: CONNECTION when the socket failed (the connect refused), else TLS.
 void *tls_attach(void *ctx, struct redisContext *c, const char *name, bool verify, const LogSink *log,
                  edgelock_status *why);
+// Empty this thread's OpenSSL error queue. Before each read or write of a TLS
+// link: SSL_get_error() takes any error found there for that call's, and
+// hiredis does not empty it, so an error left by another link or library on
+// the loop thread turned a read that found part of a record into a dropped
+// connection ("Resource temporarily unavailable").
+void tls_clear_thread_errors();
 // After the connection failed: true when TLS failed (the handshake did not
 // finish, or the server's certificate or name did not verify).
 bool tls_failed(void *ssl, const LogSink *log);
