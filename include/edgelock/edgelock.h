@@ -144,8 +144,10 @@ typedef enum edgelock_status {
     EDGELOCK_ERR_NO_MEMORY = -13,      /* edgelock_client_create() could not allocate its tables */
     EDGELOCK_ERR_PROTOCOL = -14,       /* Redis answered with a reply of an unexpected shape */
     EDGELOCK_ERR_TLS = -15,            /* TLS: a CA, certificate or key file could not be used, the server's
-                                          certificate or name did not verify, the handshake failed, or
-                                          rediss:// on a build without TLS */
+                                          certificate or name did not verify, the handshake failed or did
+                                          not finish within connect_timeout_ms (a plaintext port, or a
+                                          server frozen after it accepted), or rediss:// on a build
+                                          without TLS; a refused connection is CONNECTION */
     EDGELOCK_ERR_NOT_REPLICATED = -16, /* fewer than wait_replicas replicas acknowledged the write in time
                                           (see edgelock_config.wait_replicas: what the caller may assume) */
     EDGELOCK_ERR_AUTH = -17,     /* Redis refused the connection setup: wrong password, unknown ACL user,
