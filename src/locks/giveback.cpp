@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What a lock call gives back when its caller is not to have what an attempt
+// took in Redis (cancelled, not replicated, ended meanwhile), or cannot know
+// whether it took it (a reply that never came): the grant released again,
+// a semaphore's permits returned, a fair queue place left, and a hold
+// bounded by a re-entry's lease it may have set.
+#include "locks/giveback.hpp"
+
+#include "base/time.hpp"
+#include "locks/acquire.hpp"
+#include "locks/calls.hpp"
+#include "locks/client.hpp"
+#include "locks/handles.hpp"
+#include "locks/holds.hpp"
+#include "locks/permits.hpp"
+#include "locks/release.hpp"
+
+namespace edgelock
+{
+
+int64_t effective_lease(const Client *c, int64_t lease_ms)
+{
+    return lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)c->cfg.watchdog_lease_ms : lease_ms;
+}
+
+// A fair waiter that leaves without the lock takes itself out of the queue, so
+// those behind it do not wait out its window (fire and forget). Those behind
+// it move up by the window it queued with.
+void abandon_fair_queue(Client *c, const Waiter *w)
+{
+    LockCall call(LockOp::Abandon, w->lock_id, nullptr);
+    call.owner = w->owner;
+    call.fair_window_ms = w->fair_window_ms;
+    call.unpin_when_sent = true;
+    call_start(c, call); // when it cannot, its queue entry lapses after its window
+}
+
+// Give back what a grant took, for a caller that is not to have it. certain:
+// Redis granted it (not a reply that never came).
+void undo_grant(Client *c, const Waiter *w, bool certain)
+{
+    switch (lock_kind(c, w->lock_id)) {
+    case EDGELOCK_LATCH: return; // an await takes nothing
+    case EDGELOCK_PERMIT_SEMAPHORE: permits_undo(c, w->lock_id, w->permit_base, w->permits); return;
+    case EDGELOCK_SEMAPHORE:
+        // Unknown outcome: giving back a permit that was not taken would
+        // make one too many; a leak is the lesser harm.
+        if (certain)
+            semaphore_undo(c, w->lock_id, w->permits);
+        return;
+    default: break;
+    }
+    // The release script sets the key's TTL to the lease it names when a
+    // count remains. Undoing a re-entry, that must be the hold's own lease
+    // (what lock_valid counts), not the re-entry's, which may be shorter:
+    // the watchdog's for a hold it renews, else what is left of the fixed
+    // one by our clock (Redis runs it no earlier than now).
+    int64_t lease = effective_lease(c, w->lease_ms);
+    const Hold *h = w->hold_index != kNoIndex ? c->holds.get(w->hold_index) : nullptr;
+    if (h && h->count > 0 && !h->lost) {
+        uint64_t now = loop_now(&c->loop);
+        if (h->watchdog)
+            lease = (int64_t)c->cfg.watchdog_lease_ms;
+        else if (h->expires_ms > now)
+            lease = (int64_t)(h->expires_ms - now);
+    }
+    cleanup_release(c, w->lock_id, w->owner, lease);
+}
+
+// A re-entry whose reply never came may have run, and set the key's TTL to
+// the lease it asked for: count no more than that (fail closed). A raised
+// lease is the watchdog's and shortens nothing; one not raised (sent before
+// the hold it re-enters was granted) ends the watchdog's promise, as a
+// granted one does (holds.cpp acquired).
+void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sent_ms)
+{
+    if (!kind_serves(lock_kind(c, w->lock_id), KindClass::Lock) || w->lease_raised)
+        return;
+    int64_t lease = effective_lease(c, w->lease_ms);
+    uint64_t end = add_ms(sent_ms, (uint64_t)lease);
+    if (h->watchdog) {
+        if ((uint64_t)lease >= c->cfg.watchdog_lease_ms)
+            return;
+        h->watchdog = false;
+        uint64_t promised = add_ms(h->confirmed_ms, c->cfg.watchdog_lease_ms);
+        h->expires_ms = end < promised ? end : promised;
+        h->lease_ms = lease;
+    } else if (end < h->expires_ms) {
+        h->expires_ms = end;
+    }
+}
+
+} // namespace edgelock

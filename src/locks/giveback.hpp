@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What a lock call gives back when its caller is not to have what an attempt
+// took in Redis, or cannot know whether it took it (giveback.cpp).
+#pragma once
+
+#include <stdint.h>
+
+namespace edgelock
+{
+
+struct Client;
+struct Hold;
+struct Waiter;
+
+// The lease a call's lease_ms stands for: the watchdog's for
+// EDGELOCK_LEASE_WATCHDOG.
+int64_t effective_lease(const Client *c, int64_t lease_ms);
+// A fair waiter leaving without the lock: out of the queue (fire and forget).
+void abandon_fair_queue(Client *c, const Waiter *w);
+// Give back what the waiter's grant took. certain: Redis granted it.
+void undo_grant(Client *c, const Waiter *w, bool certain);
+// A re-entry whose reply never came: the hold counts no more than its lease.
+void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sent_ms);
+
+} // namespace edgelock
