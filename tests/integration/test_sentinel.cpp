@@ -188,6 +188,15 @@ bool start_tls_server(RedisServer &r, uint16_t plain, uint16_t &tls_port)
     return false;
 }
 
+// sentinel.conf lines for a sentinel that speaks TLS on tls_port (beside its
+// plaintext port, for the test's own checks) and reaches the master over TLS.
+std::string sentinel_tls_conf(uint16_t tls_port)
+{
+    return "tls-port " + std::to_string(tls_port) + "\ntls-cert-file " + test_cert("server.crt") +
+           "\ntls-key-file " + test_cert("server.key") + "\ntls-ca-cert-file " + test_cert("ca.crt") +
+           "\ntls-auth-clients no\ntls-replication yes\n";
+}
+
 std::atomic<int> g_lost{0};
 void on_lost(edgelock_client *, edgelock_lock, uint64_t, void *)
 {
@@ -372,7 +381,7 @@ TEST_CASE(a_master_that_refuses_tls_connections_sends_the_client_back_to_the_sen
         return; // a build without TLS: test_tls covers what it answers
     TempDir dir("refused");
     REQUIRE(dir.ok);
-    std::string crt = test_cert("server.crt"), key = test_cert("server.key"), ca = test_cert("ca.crt");
+    std::string ca = test_cert("ca.crt");
     RedisServer old_master, new_master;
     uint16_t old_tls = 0, new_tls = 0;
     REQUIRE(start_tls_server(old_master, 0, old_tls));
@@ -380,8 +389,7 @@ TEST_CASE(a_master_that_refuses_tls_connections_sends_the_client_back_to_the_sen
     uint16_t old_plain = old_master.port();
     Sentinel sen;
     uint16_t sen_tls = free_loopback_port();
-    std::string conf = "tls-port " + std::to_string(sen_tls) + "\ntls-cert-file " + crt + "\ntls-key-file " +
-                       key + "\ntls-ca-cert-file " + ca + "\ntls-auth-clients no\ntls-replication yes\n";
+    std::string conf = sentinel_tls_conf(sen_tls);
     REQUIRE(sen.start(dir.path, 0, old_tls, 1, conf));
     CHECK(wait_until(30000, [&] { return sen.master_port() == old_tls; }));
 
@@ -469,7 +477,7 @@ TEST_CASE(tls_to_the_sentinels_and_to_the_master)
         return; // a build without TLS: test_tls covers what it answers
     TempDir dir("tls");
     REQUIRE(dir.ok);
-    std::string crt = test_cert("server.crt"), key = test_cert("server.key"), ca = test_cert("ca.crt");
+    std::string ca = test_cert("ca.crt");
     RedisServer master;
     uint16_t master_tls = 0;
     REQUIRE(start_tls_server(master, 0, master_tls));
@@ -479,8 +487,7 @@ TEST_CASE(tls_to_the_sentinels_and_to_the_master)
         uint16_t p = free_loopback_port();
         // A plaintext port too, for the test's own checks; the sentinel
         // reaches the master over TLS (tls-replication).
-        std::string conf = "tls-port " + std::to_string(p) + "\ntls-cert-file " + crt + "\ntls-key-file " +
-                           key + "\ntls-ca-cert-file " + ca + "\ntls-auth-clients no\ntls-replication yes\n";
+        std::string conf = sentinel_tls_conf(p);
         if (sen.start(dir.path, 0, master_tls, 1, conf))
             sen_tls = p;
         else
