@@ -83,6 +83,38 @@ start_redis() {
     exit 2
 }
 
+# start_sentinel PASSWORD CONF_LINE...: a Redis Sentinel with those sentinel.conf
+# lines (and requirepass PASSWORD) on a free port, picked anew on every attempt
+# as start_redis does: a port taken between the check and the bind (the
+# ephemeral range is shared with every test's outgoing connections) costs an
+# attempt, not the test. Sets SENTINEL_PORT and SENTINEL_PID.
+start_sentinel() {
+    local password=$1 attempt i
+    shift
+    for attempt in 1 2 3 4 5 6 7 8; do
+        SENTINEL_PORT=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        port_in_use "$SENTINEL_PORT" && continue
+        printf '%s\n' "port $SENTINEL_PORT" "bind 127.0.0.1" "dir $TMP" "requirepass $password" "$@" \
+            >"$TMP/sentinel.conf"
+        redis-server "$TMP/sentinel.conf" --sentinel --loglevel warning --logfile "$TMP/sentinel.log" &
+        SENTINEL_PID=$!
+        for i in $(seq 1 500); do
+            if [ "$(REDISCLI_AUTH=$password redis-cli --no-auth-warning -p "$SENTINEL_PORT" info server 2>/dev/null |
+                tr -d '\r' | sed -n 's/^process_id://p')" = "$SENTINEL_PID" ]; then
+                ALL_REDIS_PIDS+=("$SENTINEL_PID")
+                return 0
+            fi
+            kill -0 "$SENTINEL_PID" 2>/dev/null || break
+            sleep 0.02
+        done
+        kill -9 "$SENTINEL_PID" 2>/dev/null
+        wait "$SENTINEL_PID" 2>/dev/null
+    done
+    echo "cannot start a sentinel; its last log:" >&2
+    cat "$TMP/sentinel.log" >&2
+    exit 2
+}
+
 # start_redis_n N: N independent servers (RedLock tests). Their ports, pids and
 # URLs in REDIS_PORTS[0..N-1], REDIS_PIDS[], REDIS_URLS[]; REDIS_PORT, REDIS_PID
 # and EDGELOCK_URL are left pointing at the last one, as start_redis leaves them.

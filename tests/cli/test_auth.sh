@@ -77,17 +77,8 @@ check "... the password is not shown" bash -c "! grep -q 'p%zz' '$OUT' '$ERR'"
 # Sentinels with a password of their own (requirepass in sentinel.conf): the
 # URL's password is the master's; --sentinel-password-file gives theirs.
 # Without it the sentinels refuse the master query: exit 77, not 69.
-for attempt in 1 2 3 4 5 6 7 8; do
-    SPORT=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-    port_in_use "$SPORT" || break
-done
-printf '%s\n' "port $SPORT" "bind 127.0.0.1" "dir $TMP" "sentinel monitor gw 127.0.0.1 $P 1" \
-    "sentinel auth-pass gw $REDIS_PASSWORD" "requirepass Sent-pw-5" >"$TMP/sentinel.conf"
-redis-server "$TMP/sentinel.conf" --sentinel --loglevel warning --logfile /dev/null &
-ALL_REDIS_PIDS+=("$!")
-sentinel_up() { [ "$(REDISCLI_AUTH=Sent-pw-5 redis-cli --no-auth-warning -p "$SPORT" ping 2>/dev/null)" = PONG ]; }
-wait_for "the sentinel answers" 10000 sentinel_up
-SURL="redis-sentinel://:$REDIS_PASSWORD@127.0.0.1:$SPORT/gw"
+start_sentinel Sent-pw-5 "sentinel monitor gw 127.0.0.1 $P 1" "sentinel auth-pass gw $REDIS_PASSWORD"
+SURL="redis-sentinel://:$REDIS_PASSWORD@127.0.0.1:$SENTINEL_PORT/gw"
 expect_rc 77 "sentinels that want a password, none given" "$EDGELOCK" --url "$SURL" run r -- true
 check "... stderr says Redis refused the connection setup" grep -q "refused the connection setup" "$ERR"
 check "... no password in the output" bash -c "! grep -q 'pw-' '$OUT' '$ERR'"
