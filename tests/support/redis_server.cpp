@@ -47,6 +47,19 @@ uint64_t mono_ms()
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+// True when the server on c says its process id is pid.
+static bool answers_as(redisContext *c, pid_t pid)
+{
+    redisReply *r = (redisReply *)redisCommand(c, "INFO server");
+    bool same = false;
+    if (r && r->type == REDIS_REPLY_STRING)
+        if (const char *p = strstr(r->str, "process_id:"))
+            same = atoll(p + strlen("process_id:")) == (long long)pid;
+    if (r)
+        freeReplyObject(r);
+    return same;
+}
+
 bool RedisServer::start(uint16_t port, const char *extra1, const char *extra2)
 {
     const char *extra[3] = {extra1, extra1 ? extra2 : nullptr, nullptr};
@@ -90,8 +103,12 @@ bool RedisServer::start_args(uint16_t port, const char *const *extra)
             redisContext *c = connect();
             if (c) {
                 redisReply *r = (redisReply *)redisCommand(c, "PING");
-                // Any answer means it is up (NOAUTH too, with --requirepass).
+                // Any answer means it is up (NOAUTH too, with --requirepass),
+                // if the server answering is this one: another test's server
+                // may have won the port, and this one is about to exit.
                 bool ok = r != nullptr;
+                if (r && r->type != REDIS_REPLY_ERROR)
+                    ok = answers_as(c, pid_);
                 if (r)
                     freeReplyObject(r);
                 redisFree(c);
