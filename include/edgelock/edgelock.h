@@ -694,7 +694,8 @@ EDGELOCK_API edgelock_status edgelock_cancel(edgelock_client *client, uint64_t o
  * Results: OK; LOST (it held the lock and lost it: the watchdog found it gone,
  * or no renewal was confirmed for a whole lease; also while an unlock of the
  * owner's last hold has an unknown outcome, as it may have released the lock,
- * until a retry of it or a lock call settles it); NOT_OWNER (not held by
+ * until Redis has answered a retry of it (an unlock, or the one a lock call
+ * by that owner sends first; one Redis refuses settles nothing)); NOT_OWNER (not held by
  * `owner`, or its fixed lease ran out); STALE_HANDLE; INVALID_ARG (NULL
  * remaining_ms); WRONG_THREAD, as lock_new.
  * A local call: in event-loop mode on the loop thread; on a client that owns

@@ -200,6 +200,7 @@ bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, 
         // resending the old one's request id would get its answer from the
         // unlock latch ("released") and release nothing of this hold.
         h->unlock_uncertain = false;
+        h->unlock_settling = false;
         acquired(h, lease_ms, sent_ms, permits, kind_serves(lock_kind(c, h->lock_id), KindClass::Lock),
                  c->cfg.watchdog_lease_ms);
         tick = true; // renewed, or freed once lapsed
@@ -232,8 +233,9 @@ edgelock_status hold_validity(Client *c, uint64_t lock_id, uint64_t owner, int64
         return st;
     // An unlock of the owner's last hold whose outcome is unknown may have
     // released it, and another client may hold the lock now: promise
-    // nothing (fail closed). A retry of that unlock, or a lock call, settles it.
-    if (h->unlock_uncertain && h->count <= 1)
+    // nothing (fail closed). A retry of that unlock, or a lock call, settles
+    // it once Redis has answered it (the lock call's resend: unlock_settling).
+    if ((h->unlock_uncertain || h->unlock_settling) && h->count <= 1)
         return EDGELOCK_ERR_LOST;
     const uint64_t now = loop_now(&c->loop);
     if (h->watchdog) {

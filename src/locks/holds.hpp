@@ -34,6 +34,10 @@ struct Hold {
     // first one's answer instead of releasing again.
     uint64_t server_instance; // the Redis process of the latest acquire (Connection::server_instance)
     bool unlock_uncertain;
+    // That unlock sent again ahead of a lock call (release_settle_uncertain)
+    // and not answered yet: it may still have released the lock, so the hold
+    // vouches for nothing until the answer takes its count down.
+    bool unlock_settling;
     uint8_t unlock_request_id[16];
     // An expirable semaphore's permits held: count of them, ids from this
     // base (permit_id()).

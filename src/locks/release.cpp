@@ -189,6 +189,16 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
             hold_release_if_idle(c, hi);
         return;
     }
+    // The resent unlock of unknown outcome (release_settle_uncertain) is
+    // answered. Refused (an ACL, OOM), it settled nothing: the first one may
+    // still have released the lock, so it stays uncertain and goes out again
+    // with the owner's next call.
+    if (h && call->cleanup && h->unlock_settling &&
+        memcmp(h->unlock_request_id, call->request_id, sizeof(call->request_id)) == 0) {
+        h->unlock_settling = false;
+        if (st != EDGELOCK_OK && h->count > 0)
+            h->unlock_uncertain = true;
+    }
     bool retried = h && h->unlock_uncertain && !call->cleanup &&
                    memcmp(h->unlock_request_id, call->request_id, sizeof(call->request_id)) == 0;
     if (h && !call->cleanup && !uncertain && !partial)
@@ -444,6 +454,7 @@ void release_settle_uncertain(Client *c, Hold *h)
     call.cleanup = true;
     call.unpin_when_sent = true;
     h->unlock_uncertain = false;
+    h->unlock_settling = true; // lock_valid: LOST until it is answered
     start_cleanup(c, call);
 }
 

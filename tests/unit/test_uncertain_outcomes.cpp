@@ -570,3 +570,72 @@ TEST_CASE(an_uncertain_unlock_of_a_re_entry_leaves_the_outer_hold_valid)
     CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_OK);
     CHECK(left > 0);
 }
+
+// An unlock of unknown outcome may have released the lock, and another
+// client may hold it now. A lock call by the same owner sends that unlock
+// again ahead of its attempt (release_settle_uncertain); until Redis answers
+// it, lock_valid must still promise nothing, and an attempt whose reply never
+// comes either must not make the old hold count again (found by an async
+// stress run: lock_valid said OK for a lock another client held).
+TEST_CASE(a_lock_call_after_an_uncertain_unlock_vouches_for_nothing_until_it_is_answered)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result r1, u1, r2;
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r1);
+    h.reply(kNil);
+    release_start(h.c, a, 7, record, &u1);
+    h.loop.advance(3000);
+    CHECK_ST(u1.st, EDGELOCK_ERR_TIMEOUT);
+    int64_t left = 1;
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_ERR_LOST);
+    reconnect(h);
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r2);
+    // The unlock again, then the attempt: neither answered yet.
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_ERR_LOST);
+    CHECK_EQ(left, 0);
+    h.loop.advance(3000); // neither answers: the attempt's outcome is unknown too
+    CHECK_EQ(r2.calls, 1);
+    CHECK_ST(r2.st, EDGELOCK_ERR_TIMEOUT);
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_ERR_LOST);
+    CHECK_EQ(left, 0);
+    CHECK_EQ(h.lost.calls, 0);
+}
+
+// The same resent unlock refused by Redis (an ACL that forbids scripts, OOM)
+// settled nothing: the hold stays uncertain, lock_valid says LOST, and the
+// owner's next lock call sends that unlock once more.
+TEST_CASE(a_resent_unlock_that_redis_refuses_leaves_the_hold_uncertain)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result r1, u1, r2, r3;
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r1);
+    h.reply(kNil);
+    release_start(h.c, a, 7, record, &u1);
+    std::vector<std::string> first = h.last_cmd();
+    h.loop.advance(3000);
+    CHECK_ST(u1.st, EDGELOCK_ERR_TIMEOUT);
+    reconnect(h);
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r2);
+    h.reply("-NOPERM this user has no permissions to run the 'evalsha' command\r\n");
+    h.reply("-NOPERM this user has no permissions to run the 'evalsha' command\r\n");
+    CHECK_ST(r2.st, EDGELOCK_ERR_REDIS);
+    int64_t left = 1;
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_ERR_LOST);
+    CHECK_EQ(left, 0);
+    size_t before = h.cmd().log.size();
+    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r3);
+    REQUIRE(h.cmd().log.size() == before + 2);
+    CHECK(resp_args(h.cmd().log[before]) == first); // the same unlock again
+    h.reply(":1\r\n");                              // it ran (now, or the latch says before)
+    h.reply(kNil);                                  // a fresh hold
+    CHECK_ST(r3.st, EDGELOCK_OK);
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_OK);
+    uint32_t hi;
+    Hold *held = hold_find(h.c, a.id, 7, &hi);
+    REQUIRE(held);
+    CHECK_EQ(held->count, 1);
+}
