@@ -1084,6 +1084,13 @@ typedef struct edgelock_composite {
  * on the caller's loop thread (one event_base for all of them). The callback gets
  * members[0].client and members[0].lock; for redlock_lock its value is the
  * validity in ms. Usual contract: non-OK return, no callback; OK, exactly one.
+ * A member's client destroyed while the call runs ends it with
+ * EDGELOCK_ERR_SHUTDOWN: a wait on another member's client is cancelled, what
+ * the call holds on the other clients is given back, and the callback fires
+ * once that is done (at once, or when an attempt or release on the wire is
+ * answered); what it held on the destroyed client lapses with its lease. If
+ * members[0].client was the one destroyed, the callback's client is that
+ * pointer as a value only: do not call the library with it.
  */
 EDGELOCK_API edgelock_status edgelock_multi_lock_async(edgelock_composite *state,
                                                        const edgelock_member *members, size_t n,

@@ -540,21 +540,37 @@ void acquire_abandon_fair_all(Client *c)
     }
 }
 
+static void cancel_waiter(Client *c, uint32_t i)
+{
+    Waiter *w = c->waiters.get(i);
+    if (w->state == WaiterState::Attempting || w->replicating) {
+        // An attempt on the wire: its reply decides what to give back.
+        // One still waiting for its connection never reached Redis: it
+        // is withdrawn, and the call ends now (acquire_done).
+        w->cancelled = true;
+        if (!w->replicating)
+            queue_withdraw(&c->queue, w->attempt_cmd, EDGELOCK_ERR_CANCELLED);
+    } else {
+        finish(c, i, EDGELOCK_ERR_CANCELLED);
+    }
+}
+
 void acquire_cancel(Client *c, uint64_t owner)
 {
     for (uint32_t i = 0; i < c->waiters.end() && !c->closing; i++) {
         Waiter *w = c->waiters.get(i);
-        if (!w || w->owner != owner)
-            continue;
-        if (w->state == WaiterState::Attempting || w->replicating) {
-            // An attempt on the wire: its reply decides what to give back.
-            // One still waiting for its connection never reached Redis: it
-            // is withdrawn, and the call ends now (acquire_done).
-            w->cancelled = true;
-            if (!w->replicating)
-                queue_withdraw(&c->queue, w->attempt_cmd, EDGELOCK_ERR_CANCELLED);
-        } else {
-            finish(c, i, EDGELOCK_ERR_CANCELLED);
+        if (w && w->owner == owner)
+            cancel_waiter(c, i);
+    }
+}
+
+void acquire_cancel_user(Client *c, const void *user)
+{
+    for (uint32_t i = 0; i < c->waiters.end() && !c->closing; i++) {
+        Waiter *w = c->waiters.get(i);
+        if (w && w->user == user && !w->cancelled) {
+            cancel_waiter(c, i);
+            return; // one call per user pointer
         }
     }
 }

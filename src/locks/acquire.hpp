@@ -77,6 +77,9 @@ void acquire_fail_all(Client *c, edgelock_status st);
 // edgelock_cancel(): every lock call of owner ends with CANCELLED, holding
 // nothing (one whose attempt is on the wire when its reply comes).
 void acquire_cancel(Client *c, uint64_t owner);
+// The same for the one lock call whose callback's user pointer is `user`
+// (a composite's member call, whose client stays while another goes).
+void acquire_cancel_user(Client *c, const void *user);
 void acquire_abandon_fair_all(Client *c); // at shutdown: fair waiters leave their queues
 
 // Hooks, with the Client as ctx.

@@ -516,10 +516,38 @@ void client_start(Client *c)
         sentinel_watch_start(&c->sentinel_watch);
 }
 
+void client_watch_link(Client *c, ClientWatch *w)
+{
+    w->client = c;
+    w->prev = nullptr;
+    w->next = c->watches;
+    if (c->watches)
+        c->watches->prev = w;
+    c->watches = w;
+}
+
+void client_watch_unlink(ClientWatch *w)
+{
+    if (!w->client)
+        return;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        w->client->watches = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    w->client = nullptr;
+}
+
 void client_shutdown(Client *c)
 {
     if (c->closing)
         return;
+    // First the calls spanning other clients too: they let go of this one
+    // (nothing of it is touched once it is freed) and end with SHUTDOWN;
+    // their member calls here are failed below like every other.
+    while (c->watches)
+        c->watches->closing(c->watches, c);
     // Last words, best effort: fair waiters leave their queues (else those
     // behind them wait out their windows), and whatever is queued, those
     // included, goes onto the socket before it closes.

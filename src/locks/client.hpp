@@ -30,6 +30,21 @@ namespace edgelock
 {
 
 struct BlockingFace; // api/blocking.hpp: the owned loop thread, when there is one
+struct Client;
+
+// A call of a higher layer that spans clients (composite/async: a MultiLock
+// or RedLock whose state is the caller's) and must hear when one of them
+// shuts down, since nothing of that client may be touched afterwards. Linked
+// into each member's client while the call runs; client_shutdown calls
+// closing() for each one still linked, which must unlink it (and any other
+// link of its call on that client) before it returns.
+struct ClientWatch {
+    ClientWatch *prev, *next;
+    Client *client; // the client it is linked into; null when not linked
+    void (*closing)(ClientWatch *w, Client *c);
+};
+void client_watch_link(Client *c, ClientWatch *w);
+void client_watch_unlink(ClientWatch *w); // nothing when not linked
 
 struct Client {
     edgelock_config cfg;
@@ -45,6 +60,7 @@ struct Client {
     bool owns_base;
     bool closing;
     uint32_t callback_depth;
+    ClientWatch *watches; // the composite calls that have a member here
 
     FixedTable<LockEntry> locks;
     char *lock_names; // max_locks * max_name_len

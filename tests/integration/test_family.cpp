@@ -706,6 +706,12 @@ static void record(edgelock_client *, edgelock_lock, edgelock_status st, int64_t
     o->value = value;
 }
 
+static uint32_t edgelock_stats_waiters(edgelock_client *c)
+{
+    edgelock_stats st;
+    return edgelock_client_stats(c, &st) == EDGELOCK_OK ? st.waiters : 999;
+}
+
 static edgelock_client *loop_client(EventLoop &loop, const char *url)
 {
     edgelock_config cfg;
@@ -818,6 +824,114 @@ TEST_CASE(async_multilock_and_redlock_on_one_loop)
         edgelock_lock_free(c[i], m[i].lock);
         edgelock_client_destroy(c[i]);
     }
+}
+
+// A member's client destroyed while a MultiLock is under way (member 0 taken,
+// member 1 waiting on another client): the composite is a pending call of
+// that client too, so it ends at once with SHUTDOWN, exactly once, gives
+// back what it holds on the clients that remain, and never touches the
+// destroyed one again (found by the async stress run: the callback came at
+// the end of the wait, WAIT_TIMEOUT, through the freed client).
+TEST_CASE(async_multilock_ends_with_shutdown_when_a_member_client_is_destroyed)
+{
+    EventLoop loop;
+    REQUIRE(loop.ok());
+    RedisServer &r = shared_server();
+    freeReplyObject(r.command("DEL mcd:a mcd:b"));
+    edgelock_client *a = loop_client(loop, r.url());
+    edgelock_client *b = loop_client(loop, r.url());
+    REQUIRE(a && b);
+    edgelock_member m[2];
+    m[0].client = a;
+    m[1].client = b;
+    REQUIRE(edgelock_lock_new(a, "mcd:a", 5, &m[0].lock) == EDGELOCK_OK);
+    REQUIRE(edgelock_lock_new(b, "mcd:b", 5, &m[1].lock) == EDGELOCK_OK);
+    Outcome other;
+    CHECK_ST(edgelock_lock_async(b, m[1].lock, 99, 0, 20000, record, &other), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return other.calls > 0; }, 5000));
+    CHECK_ST(other.st, EDGELOCK_OK);
+
+    edgelock_composite state;
+    memset(&state, 0, sizeof(state));
+    Outcome o;
+    CHECK_ST(edgelock_multi_lock_async(&state, m, 2, 7, 10000, EDGELOCK_LEASE_WATCHDOG, record, &o),
+             EDGELOCK_OK);
+    // member 0 taken, member 1 waiting for owner 99
+    CHECK(loop.run_until(
+        [&] { return edgelock_stats_waiters(b) == 1 && redis_integer(r, "EXISTS mcd:a") == 1; }, 5000));
+    CHECK_EQ(o.calls, 0);
+    edgelock_client_destroy(a);
+    CHECK(loop.run_until([&] { return o.calls > 0; }, 1000));
+    CHECK_EQ(o.calls, 1);
+    CHECK_ST(o.st, EDGELOCK_ERR_SHUTDOWN);
+    loop.run_until([] { return false; }, 300);
+    CHECK_EQ(o.calls, 1);
+    CHECK_EQ(edgelock_stats_waiters(b), 0u); // member 1's wait ended with it
+    CHECK_EQ(other.calls, 1);
+    int64_t left = 0;
+    CHECK_ST(edgelock_lock_valid(b, m[1].lock, 99, &left), EDGELOCK_OK); // the other owner's, untouched
+    Outcome u;
+    CHECK_ST(edgelock_unlock_async(b, m[1].lock, 99, record, &u), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return u.calls > 0; }, 5000));
+    CHECK_ST(edgelock_lock_free(b, m[1].lock), EDGELOCK_OK);
+    edgelock_client_destroy(b);
+    freeReplyObject(r.command("DEL mcd:a mcd:b"));
+}
+
+// The same, with the composite's storage freed by its callback, which runs
+// from the cancel of member 1's wait inside the destroy: nothing may read
+// the storage after that (ASan; found by the async stress run under ASan).
+struct FreedState {
+    edgelock_composite *state;
+    int calls;
+    edgelock_status st;
+};
+
+static void free_state(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, void *user)
+{
+    auto *f = static_cast<FreedState *>(user);
+    f->calls++;
+    f->st = st;
+    memset(f->state, 0xa5, sizeof(*f->state));
+    delete f->state;
+    f->state = nullptr;
+}
+
+TEST_CASE(async_multilock_storage_freed_in_its_shutdown_callback_is_not_read_again)
+{
+    EventLoop loop;
+    REQUIRE(loop.ok());
+    RedisServer &r = shared_server();
+    freeReplyObject(r.command("DEL mcf:a mcf:b"));
+    edgelock_client *a = loop_client(loop, r.url());
+    edgelock_client *b = loop_client(loop, r.url());
+    REQUIRE(a && b);
+    edgelock_member m[2];
+    m[0].client = a;
+    m[1].client = b;
+    REQUIRE(edgelock_lock_new(a, "mcf:a", 5, &m[0].lock) == EDGELOCK_OK);
+    REQUIRE(edgelock_lock_new(b, "mcf:b", 5, &m[1].lock) == EDGELOCK_OK);
+    Outcome other;
+    CHECK_ST(edgelock_lock_async(b, m[1].lock, 99, 0, 20000, record, &other), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return other.calls > 0; }, 5000));
+
+    FreedState f = {new edgelock_composite, 0, EDGELOCK_OK};
+    memset(f.state, 0, sizeof(*f.state));
+    CHECK_ST(edgelock_multi_lock_async(f.state, m, 2, 7, 10000, EDGELOCK_LEASE_WATCHDOG, free_state, &f),
+             EDGELOCK_OK);
+    CHECK(loop.run_until(
+        [&] { return edgelock_stats_waiters(b) == 1 && redis_integer(r, "EXISTS mcf:a") == 1; }, 5000));
+    loop.run_until([] { return false; }, 100); // member 1 waits for the holder's TTL
+    edgelock_client_destroy(a); // member 1's wait is cancelled at once: the callback runs inside
+    CHECK_EQ(f.calls, 1);
+    CHECK_ST(f.st, EDGELOCK_ERR_SHUTDOWN);
+    loop.run_until([] { return false; }, 200);
+    CHECK_EQ(f.calls, 1);
+    Outcome u;
+    CHECK_ST(edgelock_unlock_async(b, m[1].lock, 99, record, &u), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return u.calls > 0; }, 5000));
+    edgelock_client_destroy(b);
+    freeReplyObject(r.command("DEL mcf:a mcf:b"));
 }
 
 TEST_CASE(fair_waiters_leave_the_queue_when_their_client_goes)

@@ -37,8 +37,11 @@ enum class Phase : uint8_t {
 
 struct State;
 
-// The user pointer of one member call: which composite, which member.
+// The user pointer of one member call: which composite, which member; and
+// its link into that member's client, which tells it when the client goes
+// (watch first: closing() gets the MemberRef back from it).
 struct MemberRef {
+    ClientWatch watch;
     State *state;
     uint32_t index;
 };
@@ -57,6 +60,12 @@ struct State {
     // MultiLock: the owner's hold was renewed by the watchdog before this
     // composite took the member (a re-entry): that renewal is not ours to end.
     bool renewed_before[EDGELOCK_MAX_MEMBERS];
+    // A member's client is shutting down: nothing of it is touched again
+    // (gone), and the call ends with SHUTDOWN once what it holds elsewhere
+    // is given back.
+    bool gone[EDGELOCK_MAX_MEMBERS];
+    bool shutdown;
+    bool pinned, settle_due; // on_client_closing: the end waits until its cancels are through
     edgelock_status status[EDGELOCK_MAX_MEMBERS];
     uint64_t owner;
     int64_t lease_ms, first_lease_ms;
@@ -81,6 +90,8 @@ Client *client_of(const State *s, uint32_t i)
 
 edgelock_status start(State *s, uint32_t i, Call call, int64_t wait_ms, int64_t lease_ms)
 {
+    if (s->gone[i])
+        return EDGELOCK_ERR_SHUTDOWN;
     Client *c = client_of(s, i);
     const edgelock_lock lk = s->members[i].lock;
     switch (call) {
@@ -116,17 +127,98 @@ uint32_t start_all(State *s, Phase phase, Call call, const bool *mask, int64_t w
     return s->outstanding;
 }
 
+void unwatch_all(State *s)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        client_watch_unlink(&s->refs[i].watch);
+}
+
 void finish(State *s)
 {
+    unwatch_all(s);
+    if (s->shutdown) {
+        s->result = EDGELOCK_ERR_SHUTDOWN;
+        s->value = 0;
+    }
     s->in_use = 0; // the caller may reuse the storage from inside its callback
-    invoke_result(client_of(s, 0), s->cb, s->members[0].lock.id, s->result, s->value, s->user);
+    if (!s->gone[0]) {
+        invoke_result(client_of(s, 0), s->cb, s->members[0].lock.id, s->result, s->value, s->user);
+        return;
+    }
+    // Member 0's client is gone (being freed): its pointer is passed as a
+    // value only. The call that brought us here holds its own client's
+    // callback depth, so a destroy from the callback is deferred as usual.
+    s->cb(s->members[0].client, s->members[0].lock, s->result, s->value, s->user);
+}
+
+void give_back(State *s, edgelock_status result, bool retry);
+
+// After a member's client went, once no member call is outstanding: give
+// back what is held on the clients that remain, then the end (SHUTDOWN).
+void shutdown_settle(State *s)
+{
+    switch (s->phase) {
+    case Phase::Taking:
+    case Phase::Round:
+    case Phase::Aligning: give_back(s, EDGELOCK_ERR_SHUTDOWN, false); break;
+    case Phase::Releasing:
+    case Phase::Unlocking: finish(s); break;
+    }
+}
+
+// A member's client shuts down (client_shutdown, through the watch). Its
+// members are let go of: what they hold is left to lapse in Redis, as every
+// hold of a destroyed client. A wait on another member's client would keep
+// the call going until its end: it is cancelled, and the call ends with
+// SHUTDOWN once that answers (at once when it is not on the wire) and the
+// rest is given back. Member calls on the closing client itself are failed
+// by its shutdown right after this. While the cancels run the call cannot
+// end (pinned): its callback may free the storage, which is then not ours
+// to read; it ends, if due, as the last step here.
+void on_client_closing(ClientWatch *w, Client *closing)
+{
+    State *s = reinterpret_cast<MemberRef *>(w)->state;
+    s->shutdown = true;
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (client_of(s, i) != closing)
+            continue;
+        s->gone[i] = true;
+        s->held[i] = false;
+        client_watch_unlink(&s->refs[i].watch);
+    }
+    s->pinned = true;
+    for (uint32_t i = 0; i < s->n; i++)
+        if (!s->gone[i])
+            acquire_cancel_user(client_of(s, i), &s->refs[i]);
+    s->pinned = false;
+    if (s->settle_due) {
+        s->settle_due = false;
+        shutdown_settle(s);
+    }
+}
+
+// A member answered after a member's client went: no further step, only the
+// giving back, then the end.
+void member_done_after_shutdown(State *s, uint32_t i, edgelock_status st)
+{
+    if (s->phase == Phase::Taking)
+        s->held[i] = st == EDGELOCK_OK && !s->gone[i];
+    else if (--s->outstanding > 0)
+        return;
+    if (s->phase == Phase::Round)
+        for (uint32_t k = 0; k < s->n; k++)
+            s->held[k] = s->status[k] == EDGELOCK_OK && !s->gone[k];
+    if (s->pinned)
+        s->settle_due = true;
+    else
+        shutdown_settle(s);
 }
 
 void redlock_round(State *s);
 
 void after_release(State *s)
 {
-    if (s->retry_after_release)
+    if (s->retry_after_release && !s->shutdown)
         redlock_round(s);
     else
         finish(s);
@@ -206,6 +298,10 @@ void member_done(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, 
     State *s = ref->state;
     const uint32_t i = ref->index;
     s->status[i] = st;
+    if (s->shutdown) {
+        member_done_after_shutdown(s, i, st);
+        return;
+    }
     if (s->phase == Phase::Taking) {
         if (st != EDGELOCK_OK) {
             give_back(s, st, false);
@@ -278,8 +374,12 @@ edgelock_status begin(edgelock_composite *storage, Mode mode, const edgelock_mem
     s->mode = mode;
     s->n = (uint32_t)n;
     memcpy(s->members, m, n * sizeof(*m));
-    for (uint32_t i = 0; i < n; i++)
-        s->refs[i] = MemberRef{s, i};
+    for (uint32_t i = 0; i < n; i++) {
+        s->refs[i].state = s;
+        s->refs[i].index = i;
+        s->refs[i].watch.closing = on_client_closing;
+        client_watch_link(client_of(s, i), &s->refs[i].watch);
+    }
     s->owner = owner;
     s->lease_ms = lease_ms;
     s->first_lease_ms = mode == Mode::MultiLock ? multi_first_lease(lease_ms, wait_ms) : lease_ms;
@@ -296,6 +396,7 @@ edgelock_status launch(State *s, uint32_t started, edgelock_status first)
 {
     if (started > 0)
         return EDGELOCK_OK;
+    unwatch_all(s);
     s->in_use = 0;
     return first;
 }
