@@ -934,6 +934,57 @@ TEST_CASE(async_multilock_storage_freed_in_its_shutdown_callback_is_not_read_aga
     freeReplyObject(r.command("DEL mcf:a mcf:b"));
 }
 
+// A RedLock held on a majority: the handle of the member it did not get is
+// free to go (lock_free OK, nothing held through it). The unlock must still
+// release every member it can, as the blocking one does ("each tried"):
+// the async one refused the whole call with STALE_HANDLE, and the
+// watchdog renewed the majority's holds for ever (found by a RedLock
+// stress run whose handles were freed and made again meanwhile).
+TEST_CASE(async_redlock_unlock_releases_the_members_left_when_one_handle_was_freed)
+{
+    EventLoop loop;
+    REQUIRE(loop.ok());
+    RedisServer s[3];
+    edgelock_client *c[3];
+    edgelock_member m[3];
+    for (int i = 0; i < 3; i++) {
+        REQUIRE(s[i].start());
+        c[i] = loop_client(loop, s[i].url());
+        REQUIRE(c[i]);
+        edgelock_lock_new(c[i], "afreed", 6, &m[i].lock);
+        m[i].client = c[i];
+    }
+    edgelock_lock other_handle;
+    edgelock_lock_new(c[2], "afreed", 6, &other_handle);
+    Outcome other;
+    CHECK_ST(edgelock_lock_async(c[2], other_handle, 99, 0, 10000, record, &other), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return other.calls > 0; }, 5000));
+
+    for (int64_t lease : {(int64_t)EDGELOCK_LEASE_WATCHDOG, (int64_t)5000}) {
+        edgelock_composite state;
+        memset(&state, 0, sizeof(state));
+        Outcome r;
+        CHECK_ST(edgelock_redlock_lock_async(&state, m, 3, 7, 0, lease, record, &r), EDGELOCK_OK);
+        CHECK(loop.run_until([&] { return r.calls > 0; }, 5000));
+        CHECK_ST(r.st, EDGELOCK_OK);
+        CHECK_ST(edgelock_lock_free(c[2], m[2].lock), EDGELOCK_OK); // not held through it
+        Outcome ru;
+        CHECK_ST(edgelock_redlock_unlock_async(&state, m, 3, 7, record, &ru), EDGELOCK_OK);
+        CHECK(loop.run_until([&] { return ru.calls > 0; }, 5000));
+        CHECK_ST(ru.st, EDGELOCK_OK);
+        int64_t left = 0;
+        CHECK_ST(edgelock_lock_valid(c[0], m[0].lock, 7, &left), EDGELOCK_ERR_NOT_OWNER);
+        CHECK_ST(edgelock_lock_valid(c[1], m[1].lock, 7, &left), EDGELOCK_ERR_NOT_OWNER);
+        CHECK_EQ(redis_integer(s[0], "EXISTS afreed") + redis_integer(s[1], "EXISTS afreed"), 0);
+        CHECK_EQ(redis_integer(s[2], "EXISTS afreed"), 1); // the other owner's
+        edgelock_lock_new(c[2], "afreed", 6, &m[2].lock);
+    }
+    for (int i = 0; i < 3; i++) {
+        CHECK_ST(edgelock_lock_free(c[i], m[i].lock), EDGELOCK_OK);
+        edgelock_client_destroy(c[i]);
+    }
+}
+
 TEST_CASE(fair_waiters_leave_the_queue_when_their_client_goes)
 {
     RedisServer &r = shared_server();

@@ -361,6 +361,8 @@ edgelock_status begin(edgelock_composite *storage, Mode mode, const edgelock_mem
         if (c->closing)
             return EDGELOCK_ERR_SHUTDOWN;
         LockEntry *le = lock_get(c, m[i].lock.id);
+        if (!le && !locking)
+            continue; // an unlock tries every member, as the blocking one: this one's STALE_HANDLE is its own
         if (!le)
             return EDGELOCK_ERR_STALE_HANDLE;
         if (!kind_serves((edgelock_lock_kind)le->kind, KindClass::Lock))
