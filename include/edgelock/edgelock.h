@@ -1026,7 +1026,9 @@ typedef struct edgelock_member {
  * the calling thread, on every member's client. Results: OK, WAIT_TIMEOUT,
  * INVALID_ARG (n is 0 or > EDGELOCK_MAX_MEMBERS, a member appears twice),
  * LOST or NOT_OWNER (a member taken early was gone, deleted or forced off
- * behind the client's back, when the leases were set), or the first member's
+ * behind the client's back, when the leases were set; or, with no lease to
+ * set, lost by the client's own account, as edgelock_lock_valid() says, when
+ * the set was complete), or the first member's
  * error that is not contention. On any result but OK nothing is held by this
  * call, with one exception: a member whose release met an unknown outcome (its
  * server timed out or dropped the connection) may still be held in Redis; it

@@ -57,6 +57,24 @@ static edgelock_status extend_all(const edgelock_member *m, size_t n, int64_t le
     return EDGELOCK_OK;
 }
 
+// A member taken early may have been lost while later ones were awaited (the
+// watchdog found its key gone, or no renewal was confirmed for a lease).
+// Without an Extend to follow (the lease asked for is the one taken) only the
+// client's own account tells: all or nothing, so that is not OK.
+static edgelock_status all_still_held(const edgelock_member *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t left = 0;
+        BlockingRequest r;
+        request(r, ReqOp::Valid, m[i], 0, 0);
+        r.remaining_out = &left;
+        edgelock_status st = blocking_call(client_of(m[i]), &r, nullptr);
+        if (st != EDGELOCK_OK)
+            return st;
+    }
+    return EDGELOCK_OK;
+}
+
 edgelock_status multi_try_lock(const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms)
 {
     if (!composite_valid_members(m, n) || !composite_valid_times(wait_ms, lease_ms))
@@ -83,12 +101,11 @@ edgelock_status multi_try_lock(const edgelock_member *m, size_t n, int64_t wait_
         held[i] = true;
         took_watchdog[i] = under_watchdog && !r.renewed_before;
     }
-    if (first_lease != lease_ms) {
-        edgelock_status st = extend_all(m, n, lease_ms, took_watchdog);
-        if (st != EDGELOCK_OK) {
-            release_all(m, n, held);
-            return st;
-        }
+    edgelock_status st =
+        first_lease != lease_ms ? extend_all(m, n, lease_ms, took_watchdog) : all_still_held(m, n);
+    if (st != EDGELOCK_OK) {
+        release_all(m, n, held);
+        return st;
     }
     return EDGELOCK_OK;
 }

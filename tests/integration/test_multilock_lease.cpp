@@ -229,3 +229,78 @@ TEST_CASE(blocking_multilock_keeps_its_place_in_a_fair_members_queue)
     edgelock_client_destroy(d);
     edgelock_client_destroy(e);
 }
+
+static void watchdog_300(edgelock_config *cfg)
+{
+    cfg->watchdog_lease_ms = 300;
+}
+
+// A member taken early is lost while a later one is awaited (its key deleted
+// here; a server stopped past the watchdog lease did it in a stress run).
+// With the watchdog's lease no Extend follows to find that out, and the
+// MultiLock answered OK without that member: all or nothing means LOST,
+// with the rest given back.
+TEST_CASE(blocking_multilock_with_a_member_lost_while_waiting_is_not_ok)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url(), watchdog_300);
+    edgelock_client *d = make_client(r.url());
+    REQUIRE(c && d);
+    edgelock_member m[2] = {{c, make_lock(c, "mlease:l1")}, {c, make_lock(c, "mlease:l2")}};
+    edgelock_lock blocker = make_lock(d, "mlease:l2");
+    CHECK_ST(edgelock_try_lock(d, blocker, 0, 1500), EDGELOCK_OK); // lapses by itself
+    std::thread deleter([&] {
+        wait_until(10000, [&] { return redis_integer(r, "EXISTS mlease:l1") == 1; });
+        redis_integer(r, "DEL mlease:l1");
+    });
+    edgelock_status st = edgelock_multi_try_lock(m, 2, EDGELOCK_WAIT_FOREVER, EDGELOCK_LEASE_WATCHDOG);
+    deleter.join();
+    CHECK_ST(st, EDGELOCK_ERR_LOST);
+    int64_t left = 0;
+    CHECK(edgelock_lock_valid(c, m[1].lock, edgelock_current_owner(), &left) != EDGELOCK_OK);
+    CHECK(wait_until(5000, [&] { return redis_integer(r, "EXISTS mlease:l2") == 0; })); // given back
+    CHECK_ST(edgelock_multi_try_lock(m, 2, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);   // usable again
+    CHECK_ST(edgelock_multi_unlock(m, 2), EDGELOCK_OK);
+    for (auto &mm : m)
+        edgelock_lock_free(mm.client, mm.lock);
+    edgelock_lock_free(d, blocker);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
+    edgelock_client_destroy(d);
+}
+
+TEST_CASE(async_multilock_with_a_member_lost_while_waiting_is_not_ok)
+{
+    RedisServer &r = shared_server();
+    EventLoop loop;
+    REQUIRE(loop.ok());
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.url = r.url();
+    cfg.watchdog_lease_ms = 300;
+    edgelock_client *c = nullptr;
+    REQUIRE(edgelock_client_create(&cfg, loop.base(), &c) == EDGELOCK_OK);
+    edgelock_member m[2];
+    for (int i = 0; i < 2; i++)
+        m[i].client = c;
+    REQUIRE(edgelock_lock_new(c, "mlease:al1", 10, &m[0].lock) == EDGELOCK_OK);
+    REQUIRE(edgelock_lock_new(c, "mlease:al2", 10, &m[1].lock) == EDGELOCK_OK);
+    const uint64_t owner = 7, other_owner = 99;
+    Outcome held;
+    CHECK_ST(edgelock_lock_async(c, m[1].lock, other_owner, 0, 1500, record, &held), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return held.calls > 0; }, 5000));
+    edgelock_composite state;
+    memset(&state, 0, sizeof(state));
+    Outcome o;
+    CHECK_ST(edgelock_multi_lock_async(&state, m, 2, owner, EDGELOCK_WAIT_FOREVER, EDGELOCK_LEASE_WATCHDOG,
+                                       record, &o),
+             EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return redis_integer(r, "EXISTS mlease:al1") == 1; }, 5000));
+    redis_integer(r, "DEL mlease:al1");
+    CHECK(loop.run_until([&] { return o.calls > 0; }, 30000));
+    CHECK_ST(o.st, EDGELOCK_ERR_LOST);
+    CHECK(loop.run_until([&] { return redis_integer(r, "EXISTS mlease:al2") == 0; }, 5000));
+    edgelock_lock_free(c, m[0].lock);
+    edgelock_lock_free(c, m[1].lock);
+    edgelock_client_destroy(c);
+}

@@ -112,6 +112,14 @@ static int acquire_failed(const struct options *o, struct run_state *s, pthread_
         msg("%s not acquired within %" PRId64 " ms", a->label, a->wait_ms);
         return a->not_acquired_exit;
     }
+    if (st == EDGELOCK_ERR_LOST || st == EDGELOCK_ERR_NOT_OWNER) {
+        /* --multi: a member taken early was lost while a later one was
+         * awaited; the others were given back, CMD did not run. */
+        msg("%s: a lock taken while the others were awaited was lost meanwhile (%s); nothing is held, "
+            "the command did not run",
+            a->label, edgelock_status_str(st));
+        return EXIT_LOST;
+    }
     if (a->shape == RUN_REDLOCK && is_unreachable(st)) {
         if (s->check_st != EDGELOCK_OK)
             msg("cannot reach Redis: %zu of the %zu RedLock servers answered, a majority (%zu) is "

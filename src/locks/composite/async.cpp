@@ -254,6 +254,20 @@ void end_watchdog(State *s, uint32_t i)
         hold_end_watchdog(client_of(s, i), s->members[i].lock.id, s->owner);
 }
 
+// The set is complete with the leases it was taken with: a member taken
+// early may have been lost meanwhile (its key deleted, renewals unconfirmed
+// for a lease), which only the client's own account tells. All or nothing.
+edgelock_status first_lost(const State *s)
+{
+    for (uint32_t i = 0; i < s->n; i++) {
+        int64_t left = 0;
+        edgelock_status st = hold_validity(client_of(s, i), s->members[i].lock.id, s->owner, &left);
+        if (st != EDGELOCK_OK)
+            return st;
+    }
+    return EDGELOCK_OK;
+}
+
 void take_next(State *s)
 {
     edgelock_status st = start(s, s->next, Call::Acquire, composite_left(s->deadline), s->first_lease_ms);
@@ -316,6 +330,8 @@ void member_done(edgelock_client *, edgelock_lock, edgelock_status st, int64_t, 
                     end_watchdog(s, k);
             if (start_all(s, Phase::Aligning, Call::Extend, nullptr, 0, s->lease_ms) == 0)
                 give_back(s, first_error(s, EDGELOCK_ERR_INVALID_ARG), false);
+        } else if (edgelock_status gone = first_lost(s); gone != EDGELOCK_OK) {
+            give_back(s, gone, false);
         } else {
             succeed(s, 0);
         }
