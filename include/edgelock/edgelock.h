@@ -399,12 +399,13 @@ EDGELOCK_API edgelock_status edgelock_client_create(const edgelock_config *cfg, 
 
 /**
  * Destroy a client (NULL is accepted). Every pending async call completes with
- * EDGELOCK_ERR_SHUTDOWN; blocking calls still running in other threads return
- * EDGELOCK_ERR_SHUTDOWN. Locks still held are left to expire in Redis (their
- * watchdog stops). In event-loop mode call it on the loop thread; from inside an
- * edgelock callback the memory is released when control returns to the loop, so
- * keep the loop running until then. For an owned loop, do not call it from an
- * edgelock callback.
+ * EDGELOCK_ERR_SHUTDOWN, an async MultiLock or RedLock with a member on it
+ * too (after giving back what it holds on the other clients); blocking calls
+ * still running in other threads return EDGELOCK_ERR_SHUTDOWN. Locks still
+ * held are left to expire in Redis (their watchdog stops). In event-loop mode
+ * call it on the loop thread; from inside an edgelock callback the memory is
+ * released when control returns to the loop, so keep the loop running until
+ * then. For an owned loop, do not call it from an edgelock callback.
  */
 EDGELOCK_API void edgelock_client_destroy(edgelock_client *client);
 
