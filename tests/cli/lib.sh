@@ -44,12 +44,30 @@ rcli() {
     fi
 }
 
+# await_own_server PID PORT [PASSWORD]: waits (up to 10 s) until the server on
+# PORT says it is process PID, not one that won a race for the port. If PID
+# exits first, or never answers, it is killed and the call fails.
+await_own_server() {
+    local pid=$1 port=$2 password=${3:-} i
+    for i in $(seq 1 500); do
+        if [ "$(${password:+env REDISCLI_AUTH=$password} redis-cli --no-auth-warning -p "$port" info server \
+            2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = "$pid" ]; then
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.02
+    done
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    return 1
+}
+
 # start_redis [extra redis-server args...]
 # An argument @PORT2@ is replaced by a second free port, picked anew on every
 # attempt like the first one (REDIS_PORT2): a port taken meanwhile by another
 # test's server costs an attempt, not the test.
 start_redis() {
-    local attempt i a args
+    local attempt a args
     for attempt in 1 2 3 4 5 6 7 8; do
         REDIS_PORT=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
         REDIS_PORT2=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
@@ -63,20 +81,13 @@ start_redis() {
         redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
             --loglevel warning --logfile /dev/null ${args[@]+"${args[@]}"} &
         REDIS_PID=$!
-        for i in $(seq 1 200); do
-            # Our own server answers (not one that won a race for the port).
-            if [ "$(rcli info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = "$REDIS_PID" ]; then
-                REDIS_URL=redis://127.0.0.1:$REDIS_PORT
-                if [ -n "$REDIS_PASSWORD" ]; then REDIS_URL=redis://:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT; fi
-                export EDGELOCK_URL=$REDIS_URL
-                ALL_REDIS_PIDS+=("$REDIS_PID")
-                return 0
-            fi
-            kill -0 "$REDIS_PID" 2>/dev/null || break
-            sleep 0.02
-        done
-        kill -9 "$REDIS_PID" 2>/dev/null
-        wait "$REDIS_PID" 2>/dev/null
+        if await_own_server "$REDIS_PID" "$REDIS_PORT" "$REDIS_PASSWORD"; then
+            REDIS_URL=redis://127.0.0.1:$REDIS_PORT
+            if [ -n "$REDIS_PASSWORD" ]; then REDIS_URL=redis://:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT; fi
+            export EDGELOCK_URL=$REDIS_URL
+            ALL_REDIS_PIDS+=("$REDIS_PID")
+            return 0
+        fi
         REDIS_PID=
     done
     echo "cannot start redis-server" >&2
@@ -89,7 +100,7 @@ start_redis() {
 # ephemeral range is shared with every test's outgoing connections) costs an
 # attempt, not the test. Sets SENTINEL_PORT and SENTINEL_PID.
 start_sentinel() {
-    local password=$1 attempt i
+    local password=$1 attempt
     shift
     for attempt in 1 2 3 4 5 6 7 8; do
         SENTINEL_PORT=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
@@ -98,17 +109,10 @@ start_sentinel() {
             >"$TMP/sentinel.conf"
         redis-server "$TMP/sentinel.conf" --sentinel --loglevel warning --logfile "$TMP/sentinel.log" &
         SENTINEL_PID=$!
-        for i in $(seq 1 500); do
-            if [ "$(REDISCLI_AUTH=$password redis-cli --no-auth-warning -p "$SENTINEL_PORT" info server 2>/dev/null |
-                tr -d '\r' | sed -n 's/^process_id://p')" = "$SENTINEL_PID" ]; then
-                ALL_REDIS_PIDS+=("$SENTINEL_PID")
-                return 0
-            fi
-            kill -0 "$SENTINEL_PID" 2>/dev/null || break
-            sleep 0.02
-        done
-        kill -9 "$SENTINEL_PID" 2>/dev/null
-        wait "$SENTINEL_PID" 2>/dev/null
+        if await_own_server "$SENTINEL_PID" "$SENTINEL_PORT" "$password"; then
+            ALL_REDIS_PIDS+=("$SENTINEL_PID")
+            return 0
+        fi
     done
     echo "cannot start a sentinel; its last log:" >&2
     cat "$TMP/sentinel.log" >&2

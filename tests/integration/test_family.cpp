@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -826,6 +827,26 @@ TEST_CASE(async_multilock_and_redlock_on_one_loop)
     }
 }
 
+// Two clients on one loop, a MultiLock's members "<p>:a" on the first and
+// "<p>:b" on the second, and "<p>:b" held by owner 99 for 20 s, so that a
+// MultiLock taking both waits on member 1 once member 0 is taken.
+static bool members_with_the_second_held(EventLoop &loop, RedisServer &r, const char *p, edgelock_member m[2],
+                                         Outcome *other)
+{
+    const std::string a = std::string(p) + ":a", b = std::string(p) + ":b";
+    freeReplyObject(r.command("DEL %s %s", a.c_str(), b.c_str()));
+    m[0].client = loop_client(loop, r.url());
+    m[1].client = loop_client(loop, r.url());
+    if (!m[0].client || !m[1].client)
+        return false;
+    if (edgelock_lock_new(m[0].client, a.c_str(), a.size(), &m[0].lock) != EDGELOCK_OK ||
+        edgelock_lock_new(m[1].client, b.c_str(), b.size(), &m[1].lock) != EDGELOCK_OK)
+        return false;
+    CHECK_ST(edgelock_lock_async(m[1].client, m[1].lock, 99, 0, 20000, record, other), EDGELOCK_OK);
+    CHECK(loop.run_until([&] { return other->calls > 0; }, 5000));
+    return other->calls > 0;
+}
+
 // A member's client destroyed while a MultiLock is under way (member 0 taken,
 // member 1 waiting on another client): the composite is a pending call of
 // that client too, so it ends at once with SHUTDOWN, exactly once, gives
@@ -837,18 +858,10 @@ TEST_CASE(async_multilock_ends_with_shutdown_when_a_member_client_is_destroyed)
     EventLoop loop;
     REQUIRE(loop.ok());
     RedisServer &r = shared_server();
-    freeReplyObject(r.command("DEL mcd:a mcd:b"));
-    edgelock_client *a = loop_client(loop, r.url());
-    edgelock_client *b = loop_client(loop, r.url());
-    REQUIRE(a && b);
     edgelock_member m[2];
-    m[0].client = a;
-    m[1].client = b;
-    REQUIRE(edgelock_lock_new(a, "mcd:a", 5, &m[0].lock) == EDGELOCK_OK);
-    REQUIRE(edgelock_lock_new(b, "mcd:b", 5, &m[1].lock) == EDGELOCK_OK);
     Outcome other;
-    CHECK_ST(edgelock_lock_async(b, m[1].lock, 99, 0, 20000, record, &other), EDGELOCK_OK);
-    CHECK(loop.run_until([&] { return other.calls > 0; }, 5000));
+    REQUIRE(members_with_the_second_held(loop, r, "mcd", m, &other));
+    edgelock_client *a = m[0].client, *b = m[1].client;
     CHECK_ST(other.st, EDGELOCK_OK);
 
     edgelock_composite state;
@@ -902,18 +915,10 @@ TEST_CASE(async_multilock_storage_freed_in_its_shutdown_callback_is_not_read_aga
     EventLoop loop;
     REQUIRE(loop.ok());
     RedisServer &r = shared_server();
-    freeReplyObject(r.command("DEL mcf:a mcf:b"));
-    edgelock_client *a = loop_client(loop, r.url());
-    edgelock_client *b = loop_client(loop, r.url());
-    REQUIRE(a && b);
     edgelock_member m[2];
-    m[0].client = a;
-    m[1].client = b;
-    REQUIRE(edgelock_lock_new(a, "mcf:a", 5, &m[0].lock) == EDGELOCK_OK);
-    REQUIRE(edgelock_lock_new(b, "mcf:b", 5, &m[1].lock) == EDGELOCK_OK);
     Outcome other;
-    CHECK_ST(edgelock_lock_async(b, m[1].lock, 99, 0, 20000, record, &other), EDGELOCK_OK);
-    CHECK(loop.run_until([&] { return other.calls > 0; }, 5000));
+    REQUIRE(members_with_the_second_held(loop, r, "mcf", m, &other));
+    edgelock_client *a = m[0].client, *b = m[1].client;
 
     FreedState f = {new edgelock_composite, 0, EDGELOCK_OK};
     memset(f.state, 0, sizeof(*f.state));
