@@ -1034,6 +1034,8 @@ typedef struct edgelock_member {
  * call, with one exception: a member whose release met an unknown outcome (its
  * server timed out or dropped the connection) may still be held in Redis; it
  * is not renewed, lapses with its lease, and lock_valid says LOST for it.
+ * Likewise a member whose release could not be queued (its client's command
+ * table full): it is not renewed and lapses with its lease.
  */
 EDGELOCK_API edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n,
                                                      int64_t wait_ms, int64_t lease_ms);
@@ -1056,7 +1058,7 @@ EDGELOCK_API edgelock_status edgelock_multi_unlock(const edgelock_member *member
  * NOT_REPLICATED) when too many refuse; a member's CANCELLED, INVALID_ARG
  * (also: a member that is no lock), STALE_HANDLE, WRONG_THREAD or SHUTDOWN at
  * once; on any but OK nothing is held (but for a member whose release met an
- * unknown outcome, as for edgelock_multi_try_lock). Each attempt on a server
+ * unknown outcome or could not be queued, as for edgelock_multi_try_lock). Each attempt on a server
  * lasts at most its client's command_timeout_ms (a stopped server costs that
  * much once, then fails fast while it stays down), so give RedLock member
  * clients a short command_timeout_ms.

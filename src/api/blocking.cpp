@@ -149,7 +149,14 @@ static void run(Client *c, BlockingRequest *r)
         st = semaphore_call_start(c, r->sem_op, r->lock, r->count, r->permit_hex, r->sem_info, request_done,
                                   r);
         break;
-    case ReqOp::Release: st = release_start(c, r->lock, r->owner, request_done, r); break;
+    case ReqOp::Release:
+        st = release_start(c, r->lock, r->owner, request_done, r);
+        // A composite's give-back that cannot even be queued (the command
+        // table full): nobody would release it, so the watchdog must not
+        // renew it for ever; it lapses with its lease.
+        if (st != EDGELOCK_OK && r->end_watchdog)
+            hold_end_watchdog(c, r->lock.id, r->owner);
+        break;
     case ReqOp::ForceRelease: st = query_start(c, LockOp::ForceRelease, r->lock, 0, request_done, r); break;
     case ReqOp::Exists: st = query_start(c, LockOp::Exists, r->lock, 0, request_done, r); break;
     case ReqOp::HoldCount: st = query_start(c, LockOp::HoldCount, r->lock, r->owner, request_done, r); break;

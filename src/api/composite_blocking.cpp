@@ -34,11 +34,20 @@ static edgelock_status run(ReqOp op, const edgelock_member &m, int64_t wait_ms, 
     return blocking_call(client_of(m), &r, nullptr);
 }
 
-static void release_all(const edgelock_member *m, size_t n, const bool *held)
+// Give back what a composite call took. took_watchdog[i]: the call took
+// member i under the watchdog (not a re-entry of a hold renewed before), so a
+// release that cannot start ends that renewal: the member lapses with its
+// lease rather than being renewed for ever by nobody who knows of it.
+static void release_all(const edgelock_member *m, size_t n, const bool *held, const bool *took_watchdog)
 {
-    for (size_t i = 0; i < n; i++)
-        if (held[i])
-            (void)run(ReqOp::Release, m[i], 0, 0);
+    for (size_t i = 0; i < n; i++) {
+        if (!held[i])
+            continue;
+        BlockingRequest r;
+        request(r, ReqOp::Release, m[i], 0, 0);
+        r.end_watchdog = took_watchdog[i];
+        (void)blocking_call(client_of(m[i]), &r, nullptr);
+    }
 }
 
 // Set the lease of every member to lease_ms. end_watchdog[i]: member i was
@@ -95,7 +104,7 @@ edgelock_status multi_try_lock(const edgelock_member *m, size_t n, int64_t wait_
         request(r, ReqOp::Acquire, m[i], composite_left(deadline), first_lease);
         edgelock_status st = blocking_call(client_of(m[i]), &r, nullptr);
         if (st != EDGELOCK_OK) {
-            release_all(m, n, held);
+            release_all(m, n, held, took_watchdog);
             return st;
         }
         held[i] = true;
@@ -104,7 +113,7 @@ edgelock_status multi_try_lock(const edgelock_member *m, size_t n, int64_t wait_
     edgelock_status st =
         first_lease != lease_ms ? extend_all(m, n, lease_ms, took_watchdog) : all_still_held(m, n);
     if (st != EDGELOCK_OK) {
-        release_all(m, n, held);
+        release_all(m, n, held, took_watchdog);
         return st;
     }
     return EDGELOCK_OK;
@@ -120,10 +129,17 @@ edgelock_status multi_unlock(const edgelock_member *m, size_t n)
     return multi_unlock_result(st, n);
 }
 
+// Which members a RedLock round took under the watchdog (not re-entries of
+// holds renewed before): run_everywhere's Acquire fills it, its Release reads
+// it (release_all's took_watchdog).
+struct Took {
+    bool watchdog[EDGELOCK_MAX_MEMBERS];
+};
+
 // Run one request on every member at once; statuses land in st[].
 // give_up: a server that is unreachable fails its attempt at once (RedLock).
 static void run_everywhere(ReqOp op, const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms,
-                           const bool *only, edgelock_status *st, bool give_up = false)
+                           const bool *only, edgelock_status *st, Took *took, bool give_up = false)
 {
     BlockingRequest r[EDGELOCK_MAX_MEMBERS];
     bool posted[EDGELOCK_MAX_MEMBERS] = {};
@@ -133,12 +149,17 @@ static void run_everywhere(ReqOp op, const edgelock_member *m, size_t n, int64_t
             continue;
         request(r[i], op, m[i], wait_ms, lease_ms);
         r[i].give_up_on_connection_error = give_up;
+        r[i].end_watchdog = op == ReqOp::Release && took && took->watchdog[i];
         st[i] = blocking_post(client_of(m[i]), &r[i]);
         posted[i] = st[i] == EDGELOCK_OK;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (posted[i])
             st[i] = blocking_wait(client_of(m[i]), &r[i], nullptr);
+        if (op == ReqOp::Acquire && took)
+            took->watchdog[i] =
+                st[i] == EDGELOCK_OK && lease_ms == EDGELOCK_LEASE_WATCHDOG && !r[i].renewed_before;
+    }
 }
 
 edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms,
@@ -153,7 +174,8 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
         const uint64_t round_start = edgelock_port_now_ms();
         int64_t per_node = redlock_node_wait(composite_left(deadline), n);
         edgelock_status st[EDGELOCK_MAX_MEMBERS];
-        run_everywhere(ReqOp::Acquire, m, n, per_node, lease_ms, nullptr, st, true);
+        Took took = {};
+        run_everywhere(ReqOp::Acquire, m, n, per_node, lease_ms, nullptr, st, &took, true);
         RedlockVerdict v = redlock_judge(st, n, lease, (int64_t)(edgelock_port_now_ms() - round_start),
                                          composite_left(deadline));
         if (v.acquired) {
@@ -166,7 +188,7 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
         for (size_t i = 0; i < n; i++)
             held[i] = st[i] == EDGELOCK_OK;
         edgelock_status ignored[EDGELOCK_MAX_MEMBERS];
-        run_everywhere(ReqOp::Release, m, n, 0, 0, held, ignored);
+        run_everywhere(ReqOp::Release, m, n, 0, 0, held, ignored, &took);
         if (!v.retry || composite_left(deadline) == 0)
             return v.why;
     }
@@ -177,7 +199,7 @@ edgelock_status redlock_unlock(const edgelock_member *m, size_t n)
     if (!composite_valid_members(m, n, client_one_server))
         return EDGELOCK_ERR_INVALID_ARG;
     edgelock_status st[EDGELOCK_MAX_MEMBERS];
-    run_everywhere(ReqOp::Release, m, n, 0, 0, nullptr, st);
+    run_everywhere(ReqOp::Release, m, n, 0, 0, nullptr, st, nullptr);
     return redlock_unlock_result(st, n);
 }
 

@@ -304,3 +304,54 @@ TEST_CASE(async_multilock_with_a_member_lost_while_waiting_is_not_ok)
     edgelock_lock_free(c, m[1].lock);
     edgelock_client_destroy(c);
 }
+
+static void nine_second_watchdog_four_commands(edgelock_config *cfg)
+{
+    cfg->watchdog_lease_ms = 9000;
+    cfg->max_commands = 4;
+    cfg->command_timeout_ms = 30000;
+}
+
+// A MultiLock's give-back that cannot even be queued (the command table full
+// of calls a paused server holds) left the member it had taken under the
+// watchdog renewed for ever, by nobody who knew of it (found by reading the
+// composite code after a stress run). The member now lapses with its lease.
+// Its own server: CLIENT PAUSE stops every client of it.
+TEST_CASE(blocking_multilock_give_back_that_cannot_be_queued_lets_the_member_lapse)
+{
+    RedisServer r;
+    REQUIRE(r.start());
+    edgelock_client *c = make_client(r.url(), nine_second_watchdog_four_commands);
+    edgelock_client *d = make_client(r.url());
+    REQUIRE(c && d);
+    edgelock_member m[2] = {{c, make_lock(c, "gb:a")}, {c, make_lock(c, "gb:b")}};
+    edgelock_lock blocker = make_lock(d, "gb:b");
+    edgelock_lock other = make_lock(c, "gb:other");
+    CHECK_ST(edgelock_try_lock(d, blocker, 0, 60000), EDGELOCK_OK);
+    edgelock_status st = EDGELOCK_OK;
+    std::thread taker([&] { st = edgelock_multi_try_lock(m, 2, 2000, EDGELOCK_LEASE_WATCHDOG); });
+    // gb:a taken under the watchdog, gb:b waited for
+    CHECK(
+        wait_until(10000, [&] { return redis_integer(r, "EXISTS gb:a") == 1 && stats_of(c).waiters == 1; }));
+    redis_integer(r, "CLIENT PAUSE 3000 ALL"); // shorter than a lease: nothing is lost
+    std::thread fillers[4];
+    for (auto &f : fillers)
+        f = std::thread([&] {
+            int locked = 0;
+            (void)edgelock_is_locked(c, other, &locked);
+        });
+    CHECK(wait_until(10000, [&] { return stats_of(c).commands == 4; }));
+    taker.join(); // gb:b's wait ends; gb:a's release finds no room
+    CHECK_ST(st, EDGELOCK_ERR_WAIT_TIMEOUT);
+    for (auto &f : fillers)
+        f.join();
+    // Not renewed any more: gone within a lease of the pause's end.
+    CHECK(wait_until(25000, [&] { return redis_integer(r, "EXISTS gb:a") == 0; }));
+    CHECK(wait_until(5000, [&] { return stats_of(c).holds == 0; }));
+    edgelock_lock_free(c, m[0].lock);
+    edgelock_lock_free(c, m[1].lock);
+    edgelock_lock_free(c, other);
+    edgelock_lock_free(d, blocker);
+    edgelock_client_destroy(c);
+    edgelock_client_destroy(d);
+}

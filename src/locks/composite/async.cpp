@@ -95,19 +95,20 @@ edgelock_status start(State *s, uint32_t i, Call call, int64_t wait_ms, int64_t 
     Client *c = client_of(s, i);
     const edgelock_lock lk = s->members[i].lock;
     switch (call) {
-    case Call::Acquire:
-        if (s->mode == Mode::MultiLock) {
-            Hold *h = hold_find(c, lk.id, s->owner, nullptr);
-            s->renewed_before[i] = h && hold_renewable(h);
-        }
+    case Call::Acquire: {
+        Hold *h = hold_find(c, lk.id, s->owner, nullptr);
+        s->renewed_before[i] = h && hold_renewable(h);
         // A RedLock server that is unreachable counts as failed at once.
         return acquire_start(c, lk, s->owner, wait_ms, lease_ms, member_done, &s->refs[i],
                              s->mode == Mode::RedLock);
+    }
     case Call::Release: return release_start(c, lk, s->owner, member_done, &s->refs[i]);
     case Call::Extend: return extend_start(c, lk, s->owner, lease_ms, member_done, &s->refs[i]);
     }
     return EDGELOCK_ERR_INVALID_ARG;
 }
+
+void end_watchdog(State *s, uint32_t i);
 
 // Start `call` on every member in mask (all when mask is null). A start that
 // fails at once records its status and is not waited for. Returns how many
@@ -121,8 +122,14 @@ uint32_t start_all(State *s, Phase phase, Call call, const bool *mask, int64_t w
             continue;
         s->outstanding++;
         s->status[i] = start(s, i, call, wait_ms, lease_ms);
-        if (s->status[i] != EDGELOCK_OK)
-            s->outstanding--;
+        if (s->status[i] == EDGELOCK_OK)
+            continue;
+        s->outstanding--;
+        // A give-back that cannot even be queued (the command table full):
+        // nobody would release that member, and the watchdog would renew
+        // it for ever. It lapses with its lease instead.
+        if (phase == Phase::Releasing && !s->gone[i])
+            end_watchdog(s, i);
     }
     return s->outstanding;
 }
@@ -247,7 +254,8 @@ void succeed(State *s, int64_t value)
 // Aligning: a member this composite took under the watchdog (an endless
 // wait) gets the fixed lease asked for; the watchdog lets go of it before
 // the Extend is sent (hold_end_watchdog). If the Extend fails, the composite
-// releases it anyway.
+// releases it anyway. Not a hold the owner had renewed before (a re-entry):
+// that renewal is the owner's.
 void end_watchdog(State *s, uint32_t i)
 {
     if (!s->renewed_before[i])

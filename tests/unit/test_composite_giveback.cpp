@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// An async MultiLock that gives back a member it took under the watchdog,
+// when that release cannot even be queued (the command table is full): the
+// member must not stay renewed for ever by nobody who knows of it.
+#include <string.h>
+
+#include <string>
+
+#include "check.hpp"
+#include "fake/fake_engine.hpp"
+#include "fake/harness.hpp"
+#include "locks/acquire.hpp"
+#include "locks/composite/async.hpp"
+#include "locks/holds.hpp"
+
+using namespace edgelock;
+using namespace fake;
+
+namespace
+{
+
+void four_commands(edgelock_config *cfg)
+{
+    cfg->watchdog_lease_ms = 30000;
+    cfg->command_timeout_ms = 60000;
+    cfg->max_commands = 4;
+}
+
+} // namespace
+
+TEST_CASE(a_give_back_that_cannot_be_queued_lets_the_watchdog_go)
+{
+    Harness h(four_commands);
+    REQUIRE(h.c);
+    edgelock_member m[2];
+    m[0].client = reinterpret_cast<edgelock_client *>(h.c);
+    m[0].lock = h.lock("a");
+    m[1].client = m[0].client;
+    m[1].lock = h.lock("b");
+    edgelock_composite state;
+    memset(&state, 0, sizeof(state));
+    Result r;
+    CHECK_ST(multi_lock_async(&state, m, 2, 7, 5000, EDGELOCK_LEASE_WATCHDOG, record, &r), EDGELOCK_OK);
+    h.reply(kNil); // member 0 taken, under the watchdog; member 1's attempt goes out
+    CHECK(hold_renewable(hold_find(h.c, m[0].lock.id, 7, nullptr)));
+    h.reply(":20000\r\n"); // member 1 is held elsewhere: it waits
+    h.link.reply(&h.c->sub_conn, subscribed("redisson_lock__channel:{b}"));
+    h.reply(":20000\r\n"); // the attempt after the subscription: still held
+    // Other calls fill the command table while member 1 waits.
+    edgelock_lock x = h.lock("x"), y = h.lock("y"), z = h.lock("z"), w = h.lock("w");
+    Result rx, ry, rz, rw;
+    CHECK_ST(acquire_start(h.c, x, 9, 0, 1000, record, &rx), EDGELOCK_OK);
+    CHECK_ST(acquire_start(h.c, y, 9, 0, 1000, record, &ry), EDGELOCK_OK);
+    CHECK_ST(acquire_start(h.c, z, 9, 0, 1000, record, &rz), EDGELOCK_OK);
+    CHECK_ST(acquire_start(h.c, w, 9, 0, 1000, record, &rw), EDGELOCK_OK);
+    const size_t sent = h.cmd().log.size();
+    h.loop.advance(5100);               // member 1's wait ends: member 0 is given back
+    CHECK_EQ(h.cmd().log.size(), sent); // no release went out
+    CHECK_EQ(r.calls, 1);
+    CHECK_ST(r.st, EDGELOCK_ERR_WAIT_TIMEOUT);
+    Hold *held = hold_find(h.c, m[0].lock.id, 7, nullptr);
+    // The release could not be queued: the watchdog no longer renews it, so
+    // it lapses with its lease, and lock_valid stops vouching for it then.
+    CHECK(held == nullptr || !hold_renewable(held));
+    for (int i = 0; i < 4; i++)
+        h.reply(kNil);
+    h.loop.advance(31000);
+    CHECK_EQ(h.cmd().log.size(), sent); // no renewal of it either
+    int64_t left = 0;
+    CHECK(hold_validity(h.c, m[0].lock.id, 7, &left) != EDGELOCK_OK);
+    CHECK_EQ(h.c->holds.used(), 0u); // and no entry left behind
+}
