@@ -1049,19 +1049,21 @@ EDGELOCK_API edgelock_status edgelock_multi_unlock(const edgelock_member *member
  * unless it is a redis-cluster:// client, whose members must then name locks
  * on different masters; so are a member twice and n 0 or >
  * EDGELOCK_MAX_MEMBERS). All are tried at once; success needs n/2+1 of them
- * within the lease, and *validity_ms (may be NULL) is then lease - elapsed -
- * drift (drift = lease/100 + 2 ms): the time the caller may rely on holding
- * it. On failure every member is released and the set is tried again while
- * the wait lasts, as long as enough servers could still grant it. Results:
- * OK; WAIT_TIMEOUT; CONNECTION when too many servers are unreachable for a
- * majority, or the first refusal (REDIS, PROTOCOL, TABLE_FULL,
- * NOT_REPLICATED) when too many refuse; a member's CANCELLED, INVALID_ARG
- * (also: a member that is no lock), STALE_HANDLE, WRONG_THREAD or SHUTDOWN at
- * once; on any but OK nothing is held (but for a member whose release met an
- * unknown outcome or could not be queued, as for edgelock_multi_try_lock). Each attempt on a server
- * lasts at most its client's command_timeout_ms (a stopped server costs that
- * much once, then fails fast while it stays down), so give RedLock member
- * clients a short command_timeout_ms.
+ * within the lease, each still held when the round is judged (a server whose
+ * key the watchdog found gone meanwhile does not count), and *validity_ms
+ * (may be NULL) is then lease - elapsed - drift (drift = lease/100 + 2 ms):
+ * the time the caller may rely on holding it. On failure every member is
+ * released and the set is tried again while the wait lasts, as long as
+ * enough servers could still grant it. Results: OK; WAIT_TIMEOUT; CONNECTION
+ * when too many servers are unreachable for a majority, or the first refusal
+ * (REDIS, PROTOCOL, TABLE_FULL, NOT_REPLICATED) when too many refuse; a
+ * member's CANCELLED, INVALID_ARG (also: a member that is no lock),
+ * STALE_HANDLE, WRONG_THREAD or SHUTDOWN at once; on any but OK nothing is
+ * held (but for a member whose release met an unknown outcome or could not be
+ * queued, as for edgelock_multi_try_lock). Each attempt on a server lasts at
+ * most its client's command_timeout_ms (a stopped server costs that much
+ * once, then fails fast while it stays down), so give RedLock member clients
+ * a short command_timeout_ms.
  *
  * Not safe against clock jumps or process pauses: a holder paused past its
  * validity cannot tell, and RedLock has no token to stop its late writes.

@@ -70,14 +70,19 @@ static edgelock_status extend_all(const edgelock_member *m, size_t n, int64_t le
 // watchdog found its key gone, or no renewal was confirmed for a lease).
 // Without an Extend to follow (the lease asked for is the one taken) only the
 // client's own account tells: all or nothing, so that is not OK.
+static edgelock_status still_held(const edgelock_member &m)
+{
+    int64_t left = 0;
+    BlockingRequest r;
+    request(r, ReqOp::Valid, m, 0, 0);
+    r.remaining_out = &left;
+    return blocking_call(client_of(m), &r, nullptr);
+}
+
 static edgelock_status all_still_held(const edgelock_member *m, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        int64_t left = 0;
-        BlockingRequest r;
-        request(r, ReqOp::Valid, m[i], 0, 0);
-        r.remaining_out = &left;
-        edgelock_status st = blocking_call(client_of(m[i]), &r, nullptr);
+        edgelock_status st = still_held(m[i]);
         if (st != EDGELOCK_OK)
             return st;
     }
@@ -176,7 +181,13 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
         edgelock_status st[EDGELOCK_MAX_MEMBERS];
         Took took = {};
         run_everywhere(ReqOp::Acquire, m, n, per_node, lease_ms, nullptr, st, &took, true);
-        RedlockVerdict v = redlock_judge(st, n, lease, (int64_t)(edgelock_port_now_ms() - round_start),
+        // A server taken early in the round and lost again before its end
+        // (the watchdog found its key gone) counts for nothing toward the
+        // majority; it is given back with the rest.
+        edgelock_status counted[EDGELOCK_MAX_MEMBERS];
+        for (size_t i = 0; i < n; i++)
+            counted[i] = st[i] == EDGELOCK_OK ? still_held(m[i]) : st[i];
+        RedlockVerdict v = redlock_judge(counted, n, lease, (int64_t)(edgelock_port_now_ms() - round_start),
                                          composite_left(deadline));
         if (v.acquired) {
             if (validity_ms)

@@ -293,8 +293,15 @@ void redlock_round(State *s)
 
 void judge_round(State *s)
 {
-    for (uint32_t i = 0; i < s->n; i++)
+    for (uint32_t i = 0; i < s->n; i++) {
         s->held[i] = s->status[i] == EDGELOCK_OK;
+        // A server taken early in the round and lost again before its end
+        // (the watchdog found its key gone) counts for nothing toward the
+        // majority; it is given back with the rest (held).
+        int64_t left = 0;
+        if (s->held[i])
+            s->status[i] = hold_validity(client_of(s, i), s->members[i].lock.id, s->owner, &left);
+    }
     int64_t lease = s->lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)client_of(s, 0)->cfg.watchdog_lease_ms
                                                            : s->lease_ms;
     RedlockVerdict v =
