@@ -751,6 +751,23 @@ TEST_CASE(a_redlock_member_that_cannot_be_locked_ends_the_call)
     edgelock_client_destroy(c);
 }
 
+// Three servers, a client of each on `loop`, and member i the lock `name`
+// on server i's client.
+static bool members_on_three_servers(EventLoop &loop, RedisServer s[3], edgelock_client *c[3],
+                                     edgelock_member m[3], const char *name)
+{
+    for (int i = 0; i < 3; i++) {
+        if (!s[i].start())
+            return false;
+        c[i] = loop_client(loop, s[i].url());
+        if (!c[i])
+            return false;
+        edgelock_lock_new(c[i], name, strlen(name), &m[i].lock);
+        m[i].client = c[i];
+    }
+    return true;
+}
+
 TEST_CASE(async_multilock_and_redlock_on_one_loop)
 {
     EventLoop loop;
@@ -758,13 +775,7 @@ TEST_CASE(async_multilock_and_redlock_on_one_loop)
     RedisServer s[3];
     edgelock_client *c[3];
     edgelock_member m[3];
-    for (int i = 0; i < 3; i++) {
-        REQUIRE(s[i].start());
-        c[i] = loop_client(loop, s[i].url());
-        REQUIRE(c[i]);
-        edgelock_lock_new(c[i], "acomp", 5, &m[i].lock);
-        m[i].client = c[i];
-    }
+    REQUIRE(members_on_three_servers(loop, s, c, m, "acomp"));
     edgelock_composite state;
     memset(&state, 0, sizeof(state));
 
@@ -952,13 +963,7 @@ TEST_CASE(async_redlock_unlock_releases_the_members_left_when_one_handle_was_fre
     RedisServer s[3];
     edgelock_client *c[3];
     edgelock_member m[3];
-    for (int i = 0; i < 3; i++) {
-        REQUIRE(s[i].start());
-        c[i] = loop_client(loop, s[i].url());
-        REQUIRE(c[i]);
-        edgelock_lock_new(c[i], "afreed", 6, &m[i].lock);
-        m[i].client = c[i];
-    }
+    REQUIRE(members_on_three_servers(loop, s, c, m, "afreed"));
     edgelock_lock other_handle;
     edgelock_lock_new(c[2], "afreed", 6, &other_handle);
     Outcome other;
