@@ -114,22 +114,32 @@ static void record(edgelock_client *, edgelock_lock, edgelock_status st, int64_t
     o->st = st;
 }
 
+// A client on `loop` with the given watchdog lease, and a MultiLock's two
+// members on it: the locks a and b.
+static bool two_members_on_one_loop_client(EventLoop &loop, RedisServer &r, uint32_t watchdog_lease_ms,
+                                           const char *a, const char *b, edgelock_member m[2])
+{
+    edgelock_config cfg;
+    edgelock_config_init(&cfg);
+    cfg.url = r.url();
+    cfg.watchdog_lease_ms = watchdog_lease_ms;
+    edgelock_client *c = nullptr;
+    if (edgelock_client_create(&cfg, loop.base(), &c) != EDGELOCK_OK)
+        return false;
+    m[0].client = m[1].client = c;
+    return edgelock_lock_new(c, a, strlen(a), &m[0].lock) == EDGELOCK_OK &&
+           edgelock_lock_new(c, b, strlen(b), &m[1].lock) == EDGELOCK_OK;
+}
+
 TEST_CASE(async_multilock_wait_forever_keeps_early_members)
 {
     RedisServer &r = shared_server();
     EventLoop loop;
     REQUIRE(loop.ok());
-    edgelock_config cfg;
-    edgelock_config_init(&cfg);
-    cfg.url = r.url();
-    cfg.watchdog_lease_ms = 900; // the blocker outlasts several of them
-    edgelock_client *c = nullptr;
-    REQUIRE(edgelock_client_create(&cfg, loop.base(), &c) == EDGELOCK_OK);
     edgelock_member m[2];
-    for (int i = 0; i < 2; i++)
-        m[i].client = c;
-    REQUIRE(edgelock_lock_new(c, "mlease:a1", 9, &m[0].lock) == EDGELOCK_OK);
-    REQUIRE(edgelock_lock_new(c, "mlease:a2", 9, &m[1].lock) == EDGELOCK_OK);
+    // A 900 ms watchdog lease: the blocker outlasts several of them.
+    REQUIRE(two_members_on_one_loop_client(loop, r, 900, "mlease:a1", "mlease:a2", m));
+    edgelock_client *c = m[0].client;
     const uint64_t owner = 7, other_owner = 99;
 
     Outcome held;
@@ -274,17 +284,9 @@ TEST_CASE(async_multilock_with_a_member_lost_while_waiting_is_not_ok)
     RedisServer &r = shared_server();
     EventLoop loop;
     REQUIRE(loop.ok());
-    edgelock_config cfg;
-    edgelock_config_init(&cfg);
-    cfg.url = r.url();
-    cfg.watchdog_lease_ms = 300;
-    edgelock_client *c = nullptr;
-    REQUIRE(edgelock_client_create(&cfg, loop.base(), &c) == EDGELOCK_OK);
     edgelock_member m[2];
-    for (int i = 0; i < 2; i++)
-        m[i].client = c;
-    REQUIRE(edgelock_lock_new(c, "mlease:al1", 10, &m[0].lock) == EDGELOCK_OK);
-    REQUIRE(edgelock_lock_new(c, "mlease:al2", 10, &m[1].lock) == EDGELOCK_OK);
+    REQUIRE(two_members_on_one_loop_client(loop, r, 300, "mlease:al1", "mlease:al2", m));
+    edgelock_client *c = m[0].client;
     const uint64_t owner = 7, other_owner = 99;
     Outcome held;
     CHECK_ST(edgelock_lock_async(c, m[1].lock, other_owner, 0, 1500, record, &held), EDGELOCK_OK);
