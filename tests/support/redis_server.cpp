@@ -123,8 +123,11 @@ bool RedisServer::start_args(uint16_t port, const char *const *extra)
             sleep_ms(10);
         }
         stop();
+        // A fixed port (a restart) taken meanwhile, say as the local port of
+        // another test's connection, is free again once that closes: wait
+        // and try the same port again rather than fail the test.
         if (port)
-            return false;
+            sleep_ms(200);
     }
     return false;
 }
