@@ -687,8 +687,8 @@ EDGELOCK_API edgelock_status edgelock_cancel(edgelock_client *client, uint64_t o
  * lease learns it here, before the watchdog next runs and before
  * on_lock_lost arrives. Blocking users pass edgelock_current_owner().
  * *remaining_ms: on OK, how long the hold lasts at least (> 0): Redis set the
- * lease no earlier than the send time of the last acquire or renewal it
- * confirmed, so its expiry is never before now + *remaining_ms (clocks running
+ * lease no earlier than the send time (read before the bytes are written) of
+ * the last acquire or renewal it confirmed, so its expiry is never before now + *remaining_ms (clocks running
  * at the same rate). Act only when it exceeds the time the action takes; with
  * the watchdog it is normally between 2/3 and all of watchdog_lease_ms. 0 on
  * any other result.

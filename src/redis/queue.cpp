@@ -194,6 +194,10 @@ static bool send(CommandQueue *q, uint32_t index)
         send_aside(conn, "ASKING");
         cmd->asking = false;
     }
+    // Read before the write: a link may write at once, and Redis may run the
+    // command before this thread reads the clock again (preempted on a busy
+    // machine). Leases count from sent_ms and must end no later than Redis's.
+    const uint64_t before_write = loop_now(q->loop);
     if (!conn_send(conn, buf, len, to_privdata(id), cmd->urgent)) {
         // The link is going away (its replies are being failed right now):
         // first in line for the next connection. A patient one waits for it;
@@ -209,7 +213,7 @@ static bool send(CommandQueue *q, uint32_t index)
     }
     cmd->conn = conn;
     cmd->state = CmdState::Sent;
-    cmd->sent_ms = loop_now(q->loop);
+    cmd->sent_ms = before_write;
     if (cmd->patient) {
         cmd->deadline_ms = add_ms(cmd->sent_ms, q->timeout_ms);
         arm_timer(q, cmd->deadline_ms);

@@ -248,3 +248,24 @@ TEST_CASE(a_full_table_takes_the_oldest_loss_marker_when_no_lease_ran_out)
     h.reply(kNil);
     CHECK_ST(u1.st, EDGELOCK_ERR_NOT_OWNER);
 }
+
+// A command may be written inside send (write_at_once) and run by Redis
+// before the sender reads the clock again: the lease is counted from before
+// the write, so our end of it never comes after Redis's. Counted from after,
+// this hold would say OK for 40 ms after Redis let the key go, and a full
+// table would keep its record while another owner already holds the lock.
+TEST_CASE(a_lease_counts_from_before_its_command_is_written)
+{
+    Harness h(two_holds);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    h.link.send_takes_ms = 40;
+    take(h, a, 1, 1000);
+    h.link.send_takes_ms = 0;
+    int64_t left = -1;
+    CHECK_ST(hold_validity(h.c, a.id, 1, &left), EDGELOCK_OK);
+    CHECK_EQ(left, 960);
+    h.loop.advance(960); // Redis's 1000 ms from its write are over
+    CHECK_ST(hold_validity(h.c, a.id, 1, &left), EDGELOCK_ERR_NOT_OWNER);
+    CHECK(hold_lapsed(h.c, hold_find(h.c, a.id, 1, nullptr), h.loop.now));
+}

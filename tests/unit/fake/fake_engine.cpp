@@ -120,6 +120,8 @@ static bool link_send(Connection *conn, const char *buf, size_t len, void *privd
         return false;
     fc.pending.push_back(FakeLink::Sent{std::string(buf, len), privdata});
     fc.log.push_back(std::string(buf, len));
+    if (g_link->clock)
+        g_link->clock->now += g_link->send_takes_ms; // no timers fire: the sender is still inside send()
     return true;
 }
 

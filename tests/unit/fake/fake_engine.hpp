@@ -70,6 +70,10 @@ public:
     bool refuse = false;     // open() fails at once
     bool fail_sends = false; // send() fails on an open link (a write that failed at once)
     FakeLoop *clock = nullptr;
+    // The clock moves this much inside every send on an open link: the bytes
+    // are written at once (a real link may), then the sending thread is
+    // preempted before it reads the clock again; Redis meanwhile runs them.
+    uint64_t send_takes_ms = 0;
 
     Conn &of(edgelock::Connection *conn);
     // The connection opens: connected, then "+OK" to every setup command
