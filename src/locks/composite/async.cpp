@@ -287,8 +287,13 @@ void redlock_round(State *s)
 {
     s->round_start = edgelock_port_now_ms();
     int64_t per_node = redlock_node_wait(composite_left(s->deadline), s->n);
-    if (start_all(s, Phase::Round, Call::Acquire, nullptr, per_node, s->lease_ms) == 0)
-        finish(s); // nothing could even start (shut down, tables full): s->status says why
+    if (start_all(s, Phase::Round, Call::Acquire, nullptr, per_node, s->lease_ms) == 0) {
+        // Nothing could even start (tables full, a handle freed): that is
+        // the answer, as for a first round, not the last round's verdict.
+        s->result = s->status[0];
+        s->value = 0;
+        finish(s);
+    }
 }
 
 void judge_round(State *s)
