@@ -1035,7 +1035,9 @@ typedef struct edgelock_member {
  * server timed out or dropped the connection) may still be held in Redis; it
  * is not renewed, lapses with its lease, and lock_valid says LOST for it.
  * Likewise a member whose release could not be queued (its client's command
- * table full): it is not renewed and lapses with its lease.
+ * table full): it is not renewed and lapses with its lease; if the caller
+ * held it already (this call re-entered it), the caller's hold stays as it
+ * was, renewed as before, and the caller's last unlock of it releases it.
  */
 EDGELOCK_API edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n,
                                                      int64_t wait_ms, int64_t lease_ms);

@@ -21,6 +21,7 @@
 
 #include "locks/acquire.hpp"
 #include "locks/callbacks.hpp"
+#include "locks/giveback.hpp"
 #include "locks/holds.hpp"
 #include "locks/permits.hpp"
 #include "locks/queries.hpp"
@@ -151,11 +152,8 @@ static void run(Client *c, BlockingRequest *r)
         break;
     case ReqOp::Release:
         st = release_start(c, r->lock, r->owner, request_done, r);
-        // A composite's give-back that cannot even be queued (the command
-        // table full): nobody would release it, so the watchdog must not
-        // renew it for ever; it lapses with its lease.
-        if (st != EDGELOCK_OK && r->end_watchdog)
-            hold_end_watchdog(c, r->lock.id, r->owner);
+        if (st != EDGELOCK_OK && r->give_back)
+            give_back_not_queued(c, r->lock.id, r->owner, r->end_watchdog);
         break;
     case ReqOp::ForceRelease: st = query_start(c, LockOp::ForceRelease, r->lock, 0, request_done, r); break;
     case ReqOp::Exists: st = query_start(c, LockOp::Exists, r->lock, 0, request_done, r); break;

@@ -75,7 +75,8 @@ struct BlockingRequest {
     bool locks_only;                   // a composite's member: INVALID_ARG on other kinds
     bool renewed_before;               // Acquire of a member: the owner's hold was under the watchdog
     bool end_watchdog;                 // Extend: the watchdog lets go first (hold_end_watchdog);
-                                       // Release: it lets go if the release cannot start
+                                       // Release (give_back): it lets go if the release cannot start
+    bool give_back;                    // Release: a composite's, of a member it took (give_back_not_queued)
     edgelock_lock_info *info;          // Info
     edgelock_scan *scan;               // Scan
     uint32_t permits;                  // Acquire of a semaphore (0: 1); PermitId: k

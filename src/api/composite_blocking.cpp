@@ -45,6 +45,7 @@ static void release_all(const edgelock_member *m, size_t n, const bool *held, co
             continue;
         BlockingRequest r;
         request(r, ReqOp::Release, m[i], 0, 0);
+        r.give_back = true;
         r.end_watchdog = took_watchdog[i];
         (void)blocking_call(client_of(m[i]), &r, nullptr);
     }
@@ -154,7 +155,8 @@ static void run_everywhere(ReqOp op, const edgelock_member *m, size_t n, int64_t
             continue;
         request(r[i], op, m[i], wait_ms, lease_ms);
         r[i].give_up_on_connection_error = give_up;
-        r[i].end_watchdog = op == ReqOp::Release && took && took->watchdog[i];
+        r[i].give_back = op == ReqOp::Release && took;
+        r[i].end_watchdog = r[i].give_back && took->watchdog[i];
         st[i] = blocking_post(client_of(m[i]), &r[i]);
         posted[i] = st[i] == EDGELOCK_OK;
     }

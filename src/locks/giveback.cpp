@@ -90,4 +90,19 @@ void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sen
     }
 }
 
+// Nobody will release it now. A re-entry of the owner's hold gives up its
+// count here: Redis keeps one more than the owner, and the owner's last unlock
+// releases that one as well (release.cpp, drain_stale_counts); left counted,
+// that unlock would leave the lock held and the watchdog renewing it for
+// ever. A member held by the composite alone keeps its count (lock_valid
+// stays true to Redis), but the watchdog lets go: it lapses with its lease.
+void give_back_not_queued(Client *c, uint64_t lock_id, uint64_t owner, bool took_watchdog)
+{
+    Hold *h = hold_find(c, lock_id, owner, nullptr);
+    if (h && h->count > 1 && !h->lost)
+        h->count--;
+    else if (took_watchdog)
+        hold_end_watchdog(c, lock_id, owner);
+}
+
 } // namespace edgelock

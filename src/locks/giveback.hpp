@@ -21,5 +21,9 @@ void abandon_fair_queue(Client *c, const Waiter *w);
 void undo_grant(Client *c, const Waiter *w, bool certain);
 // A re-entry whose reply never came: the hold counts no more than its lease.
 void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sent_ms);
+// A MultiLock or RedLock gives back a member it took, and that release could
+// not even be queued (the command table full). took_watchdog: it took the
+// member under the watchdog (not a re-entry of a hold renewed before).
+void give_back_not_queued(Client *c, uint64_t lock_id, uint64_t owner, bool took_watchdog);
 
 } // namespace edgelock

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "check.hpp"
@@ -318,8 +319,11 @@ static void nine_second_watchdog_four_commands(edgelock_config *cfg)
 // of calls a paused server holds) left the member it had taken under the
 // watchdog renewed for ever, by nobody who knew of it (found by reading the
 // composite code after a stress run). The member now lapses with its lease.
-// Its own server: CLIENT PAUSE stops every client of it.
-TEST_CASE(blocking_multilock_give_back_that_cannot_be_queued_lets_the_member_lapse)
+// When the owner held that member before (the MultiLock re-entered it), the
+// re-entry's count stayed, and the owner's own unlock left the lock held and
+// renewed; now that unlock releases it. Its own server: CLIENT PAUSE stops
+// every client of it.
+static void give_back_finds_no_room(bool owner_held_it_before)
 {
     RedisServer r;
     REQUIRE(r.start());
@@ -330,25 +334,46 @@ TEST_CASE(blocking_multilock_give_back_that_cannot_be_queued_lets_the_member_lap
     edgelock_lock blocker = make_lock(d, "gb:b");
     edgelock_lock other = make_lock(c, "gb:other");
     CHECK_ST(edgelock_try_lock(d, blocker, 0, 60000), EDGELOCK_OK);
-    edgelock_status st = EDGELOCK_OK;
-    std::thread taker([&] { st = edgelock_multi_try_lock(m, 2, 2000, EDGELOCK_LEASE_WATCHDOG); });
+    std::atomic<edgelock_status> st{EDGELOCK_OK}, before_st{EDGELOCK_OK}, unlock_st{EDGELOCK_OK};
+    int released = -1;
+    std::atomic<bool> room{false};
+    std::thread taker([&] {
+        if (owner_held_it_before)
+            before_st = edgelock_try_lock(c, m[0].lock, 0, EDGELOCK_LEASE_WATCHDOG);
+        st = edgelock_multi_try_lock(m, 2, 2000, EDGELOCK_LEASE_WATCHDOG);
+        if (!owner_held_it_before)
+            return;
+        while (!room.load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        unlock_st = edgelock_unlock(c, m[0].lock, &released);
+    });
     // gb:a taken under the watchdog, gb:b waited for
     CHECK(
         wait_until(10000, [&] { return redis_integer(r, "EXISTS gb:a") == 1 && stats_of(c).waiters == 1; }));
     redis_integer(r, "CLIENT PAUSE 3000 ALL"); // shorter than a lease: nothing is lost
-    std::thread fillers[4];
+    // More calls than command slots: whatever else takes one (a renewal),
+    // the table stays full until the pause ends, after gb:b's wait.
+    std::thread fillers[6];
     for (auto &f : fillers)
         f = std::thread([&] {
             int locked = 0;
             (void)edgelock_is_locked(c, other, &locked);
         });
     CHECK(wait_until(10000, [&] { return stats_of(c).commands == 4; }));
-    taker.join(); // gb:b's wait ends; gb:a's release finds no room
-    CHECK_ST(st, EDGELOCK_ERR_WAIT_TIMEOUT);
     for (auto &f : fillers)
         f.join();
-    // Not renewed any more: gone within a lease of the pause's end.
-    CHECK(wait_until(25000, [&] { return redis_integer(r, "EXISTS gb:a") == 0; }));
+    room = true;
+    taker.join(); // gb:b's wait ended; gb:a's release found no room
+    CHECK_ST(before_st, EDGELOCK_OK);
+    CHECK_ST(st, EDGELOCK_ERR_WAIT_TIMEOUT);
+    if (owner_held_it_before) {
+        CHECK_ST(unlock_st, EDGELOCK_OK);
+        CHECK_EQ(released, 1);
+        CHECK_EQ(redis_integer(r, "EXISTS gb:a"), 0);
+    } else {
+        // Not renewed any more: gone within a lease of the pause's end.
+        CHECK(wait_until(25000, [&] { return redis_integer(r, "EXISTS gb:a") == 0; }));
+    }
     CHECK(wait_until(5000, [&] { return stats_of(c).holds == 0; }));
     edgelock_lock_free(c, m[0].lock);
     edgelock_lock_free(c, m[1].lock);
@@ -356,4 +381,14 @@ TEST_CASE(blocking_multilock_give_back_that_cannot_be_queued_lets_the_member_lap
     edgelock_lock_free(d, blocker);
     edgelock_client_destroy(c);
     edgelock_client_destroy(d);
+}
+
+TEST_CASE(blocking_multilock_give_back_that_cannot_be_queued_lets_the_member_lapse)
+{
+    give_back_finds_no_room(false);
+}
+
+TEST_CASE(blocking_multilock_give_back_of_a_re_entry_that_cannot_be_queued_leaves_the_owner_hold_alone)
+{
+    give_back_finds_no_room(true);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // An async MultiLock that gives back a member it took under the watchdog,
 // when that release cannot even be queued (the command table is full): the
-// member must not stay renewed for ever by nobody who knows of it.
+// member must not stay renewed for ever by nobody who knows of it; and a
+// member it re-entered must not keep the re-entry's count.
 #include <string.h>
 
 #include <string>
@@ -12,6 +13,7 @@
 #include "locks/acquire.hpp"
 #include "locks/composite/async.hpp"
 #include "locks/holds.hpp"
+#include "locks/release.hpp"
 
 using namespace edgelock;
 using namespace fake;
@@ -69,4 +71,61 @@ TEST_CASE(a_give_back_that_cannot_be_queued_lets_the_watchdog_go)
     int64_t left = 0;
     CHECK(hold_validity(h.c, m[0].lock.id, 7, &left) != EDGELOCK_OK);
     CHECK_EQ(h.c->holds.used(), 0u); // and no entry left behind
+}
+
+// The same, for a member the owner held already (the MultiLock re-entered
+// it): its renewal is the owner's and goes on, but the re-entry's count must
+// not stay. Left counted, the owner's own unlock would leave the lock held,
+// renewed for ever. Given up by our count, Redis counts one more than the
+// owner; the owner's unlock then releases that one too (a drain), and says
+// released.
+TEST_CASE(a_give_back_of_a_re_entry_that_cannot_be_queued_leaves_one_count)
+{
+    Harness h(four_commands);
+    REQUIRE(h.c);
+    edgelock_member m[2];
+    m[0].client = reinterpret_cast<edgelock_client *>(h.c);
+    m[0].lock = h.lock("a");
+    m[1].client = m[0].client;
+    m[1].lock = h.lock("b");
+    Result own;
+    CHECK_ST(acquire_start(h.c, m[0].lock, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &own), EDGELOCK_OK);
+    h.reply(kNil);
+    CHECK_ST(own.st, EDGELOCK_OK);
+    edgelock_composite state;
+    memset(&state, 0, sizeof(state));
+    Result r;
+    CHECK_ST(multi_lock_async(&state, m, 2, 7, 5000, EDGELOCK_LEASE_WATCHDOG, record, &r), EDGELOCK_OK);
+    h.reply(kNil); // member 0 re-entered
+    CHECK_EQ(hold_find(h.c, m[0].lock.id, 7, nullptr)->count, 2u);
+    h.reply(":20000\r\n");
+    h.link.reply(&h.c->sub_conn, subscribed("redisson_lock__channel:{b}"));
+    h.reply(":20000\r\n");
+    edgelock_lock x = h.lock("x"), y = h.lock("y"), z = h.lock("z"), w = h.lock("w");
+    Result rx, ry, rz, rw;
+    CHECK_ST(acquire_start(h.c, x, 9, 0, 1000, record, &rx), EDGELOCK_OK);
+    CHECK_ST(acquire_start(h.c, y, 9, 0, 1000, record, &ry), EDGELOCK_OK);
+    CHECK_ST(acquire_start(h.c, z, 9, 0, 1000, record, &rz), EDGELOCK_OK);
+    CHECK_ST(acquire_start(h.c, w, 9, 0, 1000, record, &rw), EDGELOCK_OK);
+    const size_t sent = h.cmd().log.size();
+    h.loop.advance(5100); // member 1's wait ends: member 0's re-entry is given back
+    CHECK_EQ(h.cmd().log.size(), sent);
+    CHECK_ST(r.st, EDGELOCK_ERR_WAIT_TIMEOUT);
+    Hold *held = hold_find(h.c, m[0].lock.id, 7, nullptr);
+    REQUIRE(held);
+    CHECK_EQ(held->count, 1u);   // the owner's own hold
+    CHECK(hold_renewable(held)); // still renewed: the owner holds it
+    for (int i = 0; i < 4; i++)
+        h.reply(kNil);
+
+    Result u;
+    CHECK_ST(release_start(h.c, m[0].lock, 7, record, &u), EDGELOCK_OK);
+    h.reply(":0\r\n"); // Redis still counts the re-entry: a drain goes out
+    CHECK_EQ(u.calls, 0);
+    h.reply(":1\r\n"); // the unlock latch's DEL
+    h.reply(":1\r\n"); // the drain: released
+    h.loop.advance(0);
+    CHECK_EQ(u.calls, 1);
+    CHECK_ST(u.st, EDGELOCK_OK);
+    CHECK_EQ(u.value, 1); // released
 }

@@ -12,6 +12,7 @@
 #include "locks/callbacks.hpp"
 #include "locks/client.hpp"
 #include "locks/composite/policy.hpp"
+#include "locks/giveback.hpp"
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
 #include "locks/queries.hpp"
@@ -125,11 +126,8 @@ uint32_t start_all(State *s, Phase phase, Call call, const bool *mask, int64_t w
         if (s->status[i] == EDGELOCK_OK)
             continue;
         s->outstanding--;
-        // A give-back that cannot even be queued (the command table full):
-        // nobody would release that member, and the watchdog would renew
-        // it for ever. It lapses with its lease instead.
         if (phase == Phase::Releasing && !s->gone[i])
-            end_watchdog(s, i);
+            give_back_not_queued(client_of(s, i), s->members[i].lock.id, s->owner, !s->renewed_before[i]);
     }
     return s->outstanding;
 }
