@@ -885,7 +885,11 @@ EDGELOCK_API edgelock_status edgelock_scan_locks_async(edgelock_client *client, 
  *   call in flight on it).
  *   A permit taken is a hold: it counts in max_holds, edgelock_lock_valid()
  *   and edgelock_cancel() work on it, and the wait counts in max_waiters and
- *   max_subscriptions.
+ *   max_subscriptions. An expirable permit's deadline is the taker's wall
+ *   clock plus the lease, and any client reclaims it once its own wall clock
+ *   passes that (Redisson's protocol): a client whose clock runs ahead of the
+ *   taker's reclaims it early, which lock_valid cannot see. Keep the clients'
+ *   clocks in step (docs/SEMAPHORES.md, "Whose clock").
  * - Giving back: edgelock_unlock_async() / edgelock_unlock(): a plain
  *   semaphore gives back one permit, an expirable one every permit the owner
  *   took through the handle (value 1 when none is left). An owner holding

@@ -177,6 +177,12 @@ static bool send(CommandQueue *q, uint32_t index)
     Command *cmd = q->cmds.get(index);
     uint64_t id = q->cmds.id_of(index);
     Connection *conn = target(q, cmd);
+    // Leases count from sent_ms and must end no later than Redis's, so it is
+    // read before the command exists: a link may write it at once, and Redis
+    // may run it before this thread reads the clock again (preempted on a
+    // busy machine); and a permit's deadline is formatted into it by the wall
+    // clock, which must not be read before this.
+    const uint64_t before_write = loop_now(q->loop);
     RespCommand rc(q->buf, q->buf_len);
     const char *buf;
     size_t len;
@@ -194,10 +200,6 @@ static bool send(CommandQueue *q, uint32_t index)
         send_aside(conn, "ASKING");
         cmd->asking = false;
     }
-    // Read before the write: a link may write at once, and Redis may run the
-    // command before this thread reads the clock again (preempted on a busy
-    // machine). Leases count from sent_ms and must end no later than Redis's.
-    const uint64_t before_write = loop_now(q->loop);
     if (!conn_send(conn, buf, len, to_privdata(id), cmd->urgent)) {
         // The link is going away (its replies are being failed right now):
         // first in line for the next connection. A patient one waits for it;
