@@ -17,7 +17,12 @@ then serves every connection in a thread of its own. MODE:
                       DELAY_MS with a lock hash of twice as many holders as the
                       last answer had, so the reader always finds more than it
                       has room for; prints "read N" for every such command
+  late-replies DELAY_MS PORT
+                      a proxy to the Redis on loopback PORT: what the client
+                      sends goes on at once, what Redis answers reaches the
+                      client DELAY_MS later (a slow way back, as on a WAN)
 """
+import queue
 import socket
 import sys
 import threading
@@ -99,6 +104,51 @@ class Grow:
         conn.sendall(reply)
 
 
+class LateReplies:
+    def __init__(self, delay_ms, port):
+        self.delay_s = delay_ms / 1000.0
+        self.port = port
+
+    def __call__(self, conn):
+        upstream = socket.create_connection(("127.0.0.1", self.port))
+        due = queue.Queue()  # (when, bytes) from Redis, in order
+
+        def read_redis():
+            try:
+                while True:
+                    data = upstream.recv(65536)
+                    due.put((time.monotonic() + self.delay_s, data))
+                    if not data:
+                        return
+            except OSError:
+                due.put((0, b""))
+
+        def write_client():
+            try:
+                while True:
+                    when, data = due.get()
+                    if not data:
+                        break
+                    time.sleep(max(0.0, when - time.monotonic()))
+                    conn.sendall(data)
+            except OSError:
+                pass
+            conn.shutdown(socket.SHUT_WR)
+
+        threading.Thread(target=read_redis, daemon=True).start()
+        writer = threading.Thread(target=write_client, daemon=True)
+        writer.start()
+        try:
+            while True:
+                data = conn.recv(65536)
+                if not data:
+                    break
+                upstream.sendall(data)
+        finally:
+            upstream.close()
+            writer.join()
+
+
 def main():
     mode = sys.argv[1]
     if mode == "trickle-accept":
@@ -111,6 +161,8 @@ def main():
 
         def serve(c):
             serve_commands(c, grow)
+    elif mode == "late-replies":
+        serve = LateReplies(int(sys.argv[2]), int(sys.argv[3]))
     else:
         sys.exit("unknown mode " + mode)
 

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -123,6 +124,35 @@ static edgelock_status check_members(struct run_state *s, int *held)
     return first_err;
 }
 
+/* Gives back what the lock thread holds (every member). */
+static edgelock_status release_members(struct run_state *s)
+{
+    const struct run_args *a = s->a;
+    switch (a->shape) {
+    case RUN_ONE: return edgelock_unlock(s->m[0].client, s->m[0].lock, NULL);
+    case RUN_MULTI: return edgelock_multi_unlock(s->m, a->n);
+    case RUN_REDLOCK: return edgelock_redlock_unlock(s->m, a->n);
+    }
+    return EDGELOCK_ERR_INVALID_ARG;
+}
+
+/* What is left of a fixed lease just taken, by the library's own account
+ * (the least of the members'), or 0 when it is over. It began when the
+ * acquire (--multi: the call that set the leases) was sent, not when the
+ * answer came back: on a slow way back most of it may be gone. */
+static int64_t lease_left(struct run_state *s)
+{
+    int64_t least = INT64_MAX;
+    for (size_t i = 0; i < s->a->n; i++) {
+        int64_t left = 0;
+        if (edgelock_lock_valid(s->m[i].client, s->m[i].lock, edgelock_current_owner(), &left) != EDGELOCK_OK)
+            return 0;
+        if (left < least)
+            least = left;
+    }
+    return least;
+}
+
 void *lock_thread(void *arg)
 {
     struct run_state *s = arg;
@@ -175,13 +205,23 @@ void *lock_thread(void *arg)
             break;
         }
     }
-    uint64_t at = now_ms();
+    uint64_t at = now_ms(); /* before lease_left(): at + what is left never passes the lease's end */
+    int lease_over = 0;
+    if (st == EDGELOCK_OK && a->lease_ms > 0 && a->shape != RUN_REDLOCK) {
+        validity = lease_left(s); /* a RedLock's validity already counts from its round's start */
+        if (validity <= 0) {
+            (void)release_members(s);
+            st = EDGELOCK_ERR_NOT_OWNER;
+            lease_over = 1;
+        }
+    }
 
     pthread_mutex_lock(&s->mu);
     s->check_st = check;
     s->acquire_st = st;
     s->token = token;
     s->validity_ms = validity;
+    s->lease_over = lease_over;
     memcpy(s->permit_id, permit_id, sizeof(permit_id));
     s->acquired_at = at;
     s->acquire_done = 1;
@@ -193,12 +233,7 @@ void *lock_thread(void *arg)
     if (st != EDGELOCK_OK)
         return NULL;
 
-    edgelock_status rst = EDGELOCK_OK;
-    switch (a->shape) {
-    case RUN_ONE: rst = edgelock_unlock(s->m[0].client, s->m[0].lock, NULL); break;
-    case RUN_MULTI: rst = edgelock_multi_unlock(s->m, a->n); break;
-    case RUN_REDLOCK: rst = edgelock_redlock_unlock(s->m, a->n); break;
-    }
+    edgelock_status rst = release_members(s);
     pthread_mutex_lock(&s->mu);
     s->release_st = rst;
     pthread_mutex_unlock(&s->mu);

@@ -33,7 +33,8 @@ struct run_state {
     size_t reachable;         /* RedLock: servers that answered the check */
     edgelock_status acquire_st;
     int64_t token;        /* --fenced */
-    int64_t validity_ms;  /* --redlock */
+    int64_t validity_ms;  /* --redlock; a fixed --lease: what was left of it at acquired_at */
+    int lease_over;       /* a fixed --lease was over when the acquire's answer came (NOT_OWNER) */
     char permit_id[33];   /* --permits: the id of the permit held (32 hex digits), or "" */
     uint64_t acquired_at; /* now_ms() when the acquire call returned */
     edgelock_status release_st;

@@ -112,6 +112,12 @@ static int acquire_failed(const struct options *o, struct run_state *s, pthread_
         msg("%s not acquired within %" PRId64 " ms", a->label, a->wait_ms);
         return a->not_acquired_exit;
     }
+    if (s->lease_over) {
+        msg("%s: its fixed lease of %" PRId64 " ms was over when the acquire's answer came (the round "
+            "trip took longer than the lease); nothing is held, the command did not run",
+            a->label, a->lease_ms);
+        return EXIT_LOST;
+    }
     if (st == EDGELOCK_ERR_LOST || st == EDGELOCK_ERR_NOT_OWNER) {
         /* --multi: a member taken early was lost while a later one was
          * awaited; the others were given back, CMD did not run. */
@@ -151,8 +157,8 @@ static void say_acquired(const struct run_state *s, uint64_t wait_start)
         msg("acquired %s after %" PRIu64 " ms (%swatchdog lease %u ms, renewed every %u ms)", a->label,
             waited, extra, a->watchdog_ms, a->watchdog_ms / 3);
     else
-        msg("acquired %s after %" PRIu64 " ms (%sfixed lease %" PRId64 " ms)", a->label, waited, extra,
-            a->lease_ms);
+        msg("acquired %s after %" PRIu64 " ms (%sfixed lease %" PRId64 " ms, %" PRId64 " ms of it left)",
+            a->label, waited, extra, a->lease_ms, s->validity_ms);
 }
 
 /* Forks CMD with its environment (EDGELOCK_TOKEN, EDGELOCK_VALIDITY_MS,
@@ -167,7 +173,7 @@ static pid_t start_cmd(const struct run_state *s, const char *path, const sigset
         snprintf(token_var, sizeof(token_var), "EDGELOCK_TOKEN=%" PRId64, s->token);
         add[0] = token_var;
     }
-    if (a->shape == RUN_REDLOCK) {
+    if (a->shape == RUN_REDLOCK || a->lease_ms > 0) {
         snprintf(validity_var, sizeof(validity_var), "EDGELOCK_VALIDITY_MS=%" PRId64, s->validity_ms);
         add[1] = validity_var;
     }
@@ -200,10 +206,8 @@ static int supervise(struct run_state *s, pid_t child, const sigset_t *handled, 
     /* A fixed lease, or a RedLock's validity, ends at a known time: the lock is
      * then gone (nothing renews it), whether or not anyone else notices. */
     uint64_t lease_end = 0;
-    if (a->shape == RUN_REDLOCK)
-        lease_end = s->acquired_at + (uint64_t)s->validity_ms;
-    else if (a->lease_ms > 0)
-        lease_end = s->acquired_at + (uint64_t)a->lease_ms;
+    if (a->shape == RUN_REDLOCK || a->lease_ms > 0)
+        lease_end = s->acquired_at + (uint64_t)s->validity_ms; /* counted from the send, not the answer */
     /* Once the lock is gone, CMD runs unprotected: after SIGTERM it gets
      * --kill-after ms to end, then SIGKILL. */
     int kill_pending = 0;
