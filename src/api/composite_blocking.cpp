@@ -51,20 +51,28 @@ static void release_all(const edgelock_member *m, size_t n, const bool *held, co
     }
 }
 
-// Set the lease of every member to lease_ms. end_watchdog[i]: member i was
-// taken under the watchdog by this call, which lets go of it first.
+// Set the lease of every member to lease_ms, all at once: each lease counts
+// from its own Extend's sending, so one after another the first would end a
+// round trip per member before the last. end_watchdog[i]: member i was taken
+// under the watchdog by this call, which lets go of it first. The first error.
 static edgelock_status extend_all(const edgelock_member *m, size_t n, int64_t lease_ms,
                                   const bool *end_watchdog)
 {
+    BlockingRequest r[EDGELOCK_MAX_MEMBERS];
+    edgelock_status st[EDGELOCK_MAX_MEMBERS];
     for (size_t i = 0; i < n; i++) {
-        BlockingRequest r;
-        request(r, ReqOp::Extend, m[i], 0, lease_ms);
-        r.end_watchdog = end_watchdog[i];
-        edgelock_status st = blocking_call(client_of(m[i]), &r, nullptr);
-        if (st != EDGELOCK_OK)
-            return st;
+        request(r[i], ReqOp::Extend, m[i], 0, lease_ms);
+        r[i].end_watchdog = end_watchdog[i];
+        st[i] = blocking_post(client_of(m[i]), &r[i]);
     }
-    return EDGELOCK_OK;
+    edgelock_status first = EDGELOCK_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (st[i] == EDGELOCK_OK)
+            st[i] = blocking_wait(client_of(m[i]), &r[i], nullptr);
+        if (first == EDGELOCK_OK)
+            first = st[i];
+    }
+    return first;
 }
 
 // A member taken early may have been lost while later ones were awaited (the
