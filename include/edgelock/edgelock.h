@@ -533,7 +533,10 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
 
 /**
  * Acquire. wait_ms: 0 one attempt, > 0 wait up to that long, EDGELOCK_WAIT_FOREVER.
- * lease_ms: > 0 fixed lease, or EDGELOCK_LEASE_WATCHDOG. Re-entry by the same
+ * lease_ms: > 0 fixed lease, or EDGELOCK_LEASE_WATCHDOG. A fixed lease runs
+ * from when the granted attempt was sent, not from the OK: on a slow link
+ * part of it (all of it, if the round trip took longer) is gone by then;
+ * edgelock_lock_valid() says what is left. Re-entry by the same
  * owner increments the hold count; the lock has one lease, which each re-entry
  * sets again. A re-entry with a fixed lease shorter than watchdog_lease_ms into
  * a hold the watchdog renews asks Redis for watchdog_lease_ms instead, and the
