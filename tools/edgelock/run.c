@@ -174,7 +174,10 @@ static pid_t start_cmd(const struct run_state *s, const char *path, const sigset
         add[0] = token_var;
     }
     if (a->shape == RUN_REDLOCK || a->lease_ms > 0) {
-        snprintf(validity_var, sizeof(validity_var), "EDGELOCK_VALIDITY_MS=%" PRId64, s->validity_ms);
+        /* From CMD's start: what went by since the acquire returned is gone too. */
+        uint64_t end = s->acquired_at + (uint64_t)s->validity_ms, now = now_ms();
+        snprintf(validity_var, sizeof(validity_var), "EDGELOCK_VALIDITY_MS=%" PRIu64,
+                 end > now ? end - now : 0);
         add[1] = validity_var;
     }
     if (a->kind == EDGELOCK_PERMIT_SEMAPHORE && s->permit_id[0]) {
