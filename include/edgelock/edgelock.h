@@ -1040,7 +1040,9 @@ typedef struct edgelock_member {
  * error that is not contention. On any result but OK nothing is held by this
  * call, with one exception: a member whose release met an unknown outcome (its
  * server timed out or dropped the connection) may still be held in Redis; it
- * is not renewed, lapses with its lease, and lock_valid says LOST for it.
+ * is not renewed, lock_valid says LOST for it, and its release goes out again
+ * (in the background, on its client's loop) until Redis answers it: at the
+ * latest it lapses with its lease.
  * Likewise a member whose release could not be queued (its client's command
  * table full): it is not renewed and lapses with its lease; if the caller
  * held it already (this call re-entered it), the caller's hold stays as it

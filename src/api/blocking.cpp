@@ -151,7 +151,7 @@ static void run(Client *c, BlockingRequest *r)
                                   r);
         break;
     case ReqOp::Release:
-        st = release_start(c, r->lock, r->owner, request_done, r);
+        st = release_start(c, r->lock, r->owner, request_done, r, r->give_back);
         if (st != EDGELOCK_OK && r->give_back)
             give_back_not_queued(c, r->lock.id, r->owner, r->end_watchdog);
         break;

@@ -53,6 +53,7 @@ struct LockCall {
     bool drain = false;                // Release: one more to drop counts the owner no longer has
     bool undo = false;                 // Release: gives back a grant no hold counted (its count stays)
     bool wait_after = false;           // Release: its WAIT answered first; one goes behind it instead
+    bool give_back = false;            // Release: a composite's, of a member it took (release_start)
     uint8_t drains_left = 0;           // Release: how many more such may follow
     bool force_eval = false;           // a script not preloaded: always EVAL
     bool was_held = false;             // semaphore Release: the hold was active by our clock when sent

@@ -262,8 +262,11 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
     }
     // Connection trouble: the outcome is unknown, the hold stays as it was
     // (unrenewed) and the caller may retry.
-    if (h && !call->cleanup && (uncertain || partial))
+    if (h && !call->cleanup && (uncertain || partial)) {
         unlock_uncertain(c, h, call);
+        if (call->give_back && uncertain && h->count > 0 && !c->closing)
+            release_settle_uncertain(c, h);
+    }
     // Only the pin this unlock took (release_start): a hold found now that
     // it did not pin is a lock call's made meanwhile by the same owner.
     if (h && call->pins_hold)
@@ -394,7 +397,7 @@ static bool start_with_wait(Client *c, const LockCall &release, edgelock_result_
 }
 
 edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edgelock_result_fn cb,
-                              void *user)
+                              void *user, bool give_back)
 {
     edgelock_status st = lock_check_call(c, lock, cb, KindClass::LockOrSemaphore);
     if (st != EDGELOCK_OK)
@@ -412,6 +415,7 @@ edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edg
         memcpy(call.request_id, h->unlock_request_id, sizeof(call.request_id));
     call.cb = cb;
     call.user = user;
+    call.give_back = give_back;
     // Pinned before it starts: a send that fails completes it at once.
     call.pins_hold = h != nullptr;
     if (h)

@@ -12,8 +12,12 @@ namespace edgelock
 struct Client;
 struct Hold;
 
+// give_back: a MultiLock's or RedLock's, of a member it took. Nobody will
+// unlock that member again, so one of unknown outcome goes out again (as
+// release_settle_uncertain) until Redis answers, instead of leaving the lock
+// to lapse with its lease.
 edgelock_status release_start(Client *c, edgelock_lock lock, uint64_t owner, edgelock_result_fn cb,
-                              void *user);
+                              void *user, bool give_back = false);
 // Give back whatever owner may hold after an acquire of unknown outcome.
 void cleanup_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease_ms);
 // Before another acquire by h's owner, while h has an unlock of unknown

@@ -14,6 +14,7 @@
 #include "locks/composite/async.hpp"
 #include "locks/holds.hpp"
 #include "locks/release.hpp"
+#include "redisson/scripts.hpp"
 
 using namespace edgelock;
 using namespace fake;
@@ -128,4 +129,62 @@ TEST_CASE(a_give_back_of_a_re_entry_that_cannot_be_queued_leaves_one_count)
     CHECK_EQ(u.calls, 1);
     CHECK_ST(u.st, EDGELOCK_OK);
     CHECK_EQ(u.value, 1); // released
+}
+
+namespace
+{
+
+void reconnecting(edgelock_config *cfg)
+{
+    cfg->watchdog_lease_ms = 30000;
+    cfg->command_timeout_ms = 3000;
+    cfg->reconnect_min_ms = 100;
+    cfg->reconnect_max_ms = 100;
+}
+
+bool is_release(const std::string &cmd)
+{
+    std::vector<std::string> a = resp_args(cmd);
+    return a.size() > 1 && a[0] == "EVALSHA" && a[1] == kScripts[kScriptRelease].sha1;
+}
+
+} // namespace
+
+// A give-back whose answer never comes (the connection drops) may or may not
+// have run. Nobody will unlock that member again: its release goes out again,
+// with the same request id (the unlock latch answers if the first one ran),
+// once the connection is back, until Redis answers; the member does not sit
+// out its whole lease.
+TEST_CASE(a_give_back_of_unknown_outcome_goes_out_again_until_answered)
+{
+    Harness h(reconnecting);
+    REQUIRE(h.c);
+    edgelock_member m[2];
+    m[0].client = reinterpret_cast<edgelock_client *>(h.c);
+    m[0].lock = h.lock("a");
+    m[1].client = m[0].client;
+    m[1].lock = h.lock("b");
+    edgelock_composite state;
+    memset(&state, 0, sizeof(state));
+    Result r;
+    CHECK_ST(multi_lock_async(&state, m, 2, 7, 0, 10000, record, &r), EDGELOCK_OK);
+    h.reply(kNil);         // member 0 taken
+    h.reply(":20000\r\n"); // member 1 held elsewhere: no wait, so member 0 is given back
+    REQUIRE(is_release(h.cmd().log.back()));
+    const std::string give_back = h.cmd().log.back();
+    h.link.drop(&h.c->cmd_conn); // its answer never comes
+    CHECK_EQ(r.calls, 1);
+    CHECK_ST(r.st, EDGELOCK_ERR_WAIT_TIMEOUT);
+    int64_t left = 0;
+    CHECK_ST(hold_validity(h.c, m[0].lock.id, 7, &left), EDGELOCK_ERR_LOST); // it may be released
+
+    h.loop.advance(200);
+    h.link.accept(&h.c->cmd_conn);
+    h.loop.advance(0);
+    REQUIRE(is_release(h.cmd().log.back()));
+    CHECK(h.cmd().log.back() == give_back); // the same unlock, request id included
+    h.reply(":1\r\n");                      // released (or the latch says the first one did)
+    h.loop.advance(0);
+    CHECK(hold_find(h.c, m[0].lock.id, 7, nullptr) == nullptr);
+    CHECK_EQ(r.calls, 1);
 }

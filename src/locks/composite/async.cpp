@@ -103,7 +103,8 @@ edgelock_status start(State *s, uint32_t i, Call call, int64_t wait_ms, int64_t 
         return acquire_start(c, lk, s->owner, wait_ms, lease_ms, member_done, &s->refs[i],
                              s->mode == Mode::RedLock);
     }
-    case Call::Release: return release_start(c, lk, s->owner, member_done, &s->refs[i]);
+    case Call::Release:
+        return release_start(c, lk, s->owner, member_done, &s->refs[i], s->phase == Phase::Releasing);
     case Call::Extend: return extend_start(c, lk, s->owner, lease_ms, member_done, &s->refs[i]);
     }
     return EDGELOCK_ERR_INVALID_ARG;
