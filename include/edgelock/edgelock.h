@@ -510,7 +510,8 @@ EDGELOCK_API edgelock_status edgelock_lock_new(edgelock_client *client, const vo
  * Free a lock handle. Fails with BUSY while any owner holds it through this
  * client or any call on it is in flight (an unlock's latch DEL too, until it
  * is written, which is at once unless the connection is busy reloading
- * scripts or down: try again); STALE_HANDLE when already freed.
+ * scripts or down: try again; and a composite's give-back of unknown outcome,
+ * sent again until Redis answers it); STALE_HANDLE when already freed.
  */
 EDGELOCK_API edgelock_status edgelock_lock_free(edgelock_client *client, edgelock_lock lock);
 
