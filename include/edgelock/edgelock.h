@@ -464,7 +464,9 @@ typedef enum edgelock_lock_kind {
      *  redisson_lock__channel:{name}:<owner field> and only it is woken. */
     EDGELOCK_FAIR = 1,
     /** RReadWriteLock.readLock(): shared; hash field mode=read, per-hold timeout
-     *  keys; channel redisson_rwlock:{name}. */
+     *  keys; channel redisson_rwlock:{name}. An unlock ends the owner's newest
+     *  hold: with fixed leases, what is left then lasts, by lock_valid, no
+     *  longer than the earliest lease its holds were taken with. */
     EDGELOCK_READ = 2,
     /** RReadWriteLock.writeLock(): exclusive; field "<owner field>:write". */
     EDGELOCK_WRITE = 3,

@@ -143,6 +143,20 @@ bool hold_active(const Hold *h, uint64_t now)
     return h->count > 0 && !h->lost && (h->watchdog || now < h->expires_ms);
 }
 
+void hold_renewed(Client *c, Hold *h, uint64_t sent_ms)
+{
+    h->confirmed_ms = sent_ms;
+    // A read hold's renewal sets every one of its timeout keys to the lease.
+    if (lock_kind(c, h->lock_id) == EDGELOCK_READ)
+        h->read_earliest_end_ms = add_ms(sent_ms, c->cfg.watchdog_lease_ms);
+}
+
+void hold_unlocked_read(Hold *h)
+{
+    if (h->count > 0 && !h->watchdog && h->read_earliest_end_ms < h->expires_ms)
+        h->expires_ms = h->read_earliest_end_ms;
+}
+
 bool hold_renewable(const Hold *h)
 {
     return h->count > 0 && h->watchdog && !h->lost;
@@ -159,10 +173,17 @@ void hold_end_watchdog(Client *c, uint64_t lock_id, uint64_t owner)
 }
 
 // one_ttl: the hold is part of one key with one TTL that every acquire sets (a
-// lock, not a semaphore's permits, each with its own expiry).
+// lock, not a semaphore's permits, each with its own expiry). own_timeouts:
+// a read lock, whose holds also have a timeout key each (read_earliest_end_ms).
 static void acquired(Hold *h, int64_t lease_ms, uint64_t sent_ms, uint32_t permits, bool one_ttl,
-                     uint32_t watchdog_lease_ms)
+                     bool own_timeouts, uint32_t watchdog_lease_ms)
 {
+    if (own_timeouts) {
+        uint64_t end =
+            add_ms(sent_ms, lease_ms == EDGELOCK_LEASE_WATCHDOG ? watchdog_lease_ms : (uint64_t)lease_ms);
+        if (h->count == 0 || end < h->read_earliest_end_ms)
+            h->read_earliest_end_ms = end;
+    }
     if (lease_ms == EDGELOCK_LEASE_WATCHDOG) {
         h->watchdog = true;
     } else {
@@ -201,7 +222,8 @@ bool hold_settle(Client *c, uint32_t index, bool acquired_it, int64_t lease_ms, 
         // unlock latch ("released") and release nothing of this hold.
         h->unlock_uncertain = false;
         h->unlock_settling = false;
-        acquired(h, lease_ms, sent_ms, permits, kind_serves(lock_kind(c, h->lock_id), KindClass::Lock),
+        const edgelock_lock_kind kind = lock_kind(c, h->lock_id);
+        acquired(h, lease_ms, sent_ms, permits, kind_serves(kind, KindClass::Lock), kind == EDGELOCK_READ,
                  c->cfg.watchdog_lease_ms);
         tick = true; // renewed, or freed once lapsed
     }

@@ -71,7 +71,7 @@ static void renew_done(Client *c, const LockCall *, uint64_t id, uint64_t sent_m
                     h->renewed_ms = sent_ms;
                     h->renewed_on = c->reply_conn;
                 } else {
-                    h->confirmed_ms = sent_ms;
+                    hold_renewed(c, h, sent_ms);
                 }
             } else {
                 // The user's callback may unlock (freeing this slot) or lock
@@ -97,7 +97,7 @@ static void renew_wait_done(Client *c, const LockCall *call, uint64_t, uint64_t,
         if (!h || h->renew_cmd != call->ref || !h->renewed_ms)
             continue;
         if (replicated && h->renewed_on == c->reply_conn && h->renewed_ms > h->confirmed_ms)
-            h->confirmed_ms = h->renewed_ms;
+            hold_renewed(c, h, h->renewed_ms);
         h->renewed_ms = 0; // not replicated: the lease we count on stays the last replicated one
     }
 }

@@ -255,6 +255,44 @@ TEST_CASE(readers_share_writer_excludes)
     edgelock_client_destroy(b);
 }
 
+// A read lock's holds each have a timeout key of their own, and an unlock
+// deletes the newest one's, as Redisson's does. A reader that re-entered with
+// a longer lease and unlocks once keeps only its first hold, whose shorter
+// lease may be over: lock_valid must say so, or it vouches for a hold a
+// writer can take once the other readers leave (a stress run saw a reader
+// valid 630 ms more while a writer held the lock).
+TEST_CASE(a_read_hold_left_by_an_unlock_ends_with_its_own_lease)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *a = make_client(r.url());
+    edgelock_client *b = make_client(r.url());
+    REQUIRE(a && b);
+    edgelock_lock ra = make_kind(a, EDGELOCK_READ, "rw:left");
+    edgelock_lock rb = make_kind(b, EDGELOCK_READ, "rw:left");
+    edgelock_lock wb = make_kind(b, EDGELOCK_WRITE, "rw:left");
+    CHECK_ST(edgelock_try_lock(b, rb, 0, 60000), EDGELOCK_OK); // another reader keeps the lock
+    CHECK_ST(edgelock_try_lock(a, ra, 0, 300), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(a, ra, 0, 60000), EDGELOCK_OK); // re-entered, longer
+    sleep_ms(400);                                             // the first hold's 300 ms are over
+    int released = -1;
+    CHECK_ST(edgelock_unlock(a, ra, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 0); // by Redis's count a hold remains: the expired first one
+    int64_t left = 0;
+    CHECK(edgelock_lock_valid(a, ra, edgelock_current_owner(), &left) != EDGELOCK_OK);
+    // And indeed: once the other reader leaves, a writer gets the lock.
+    CHECK_ST(edgelock_unlock(b, rb, nullptr), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(b, wb, 5000, 60000), EDGELOCK_OK);
+    CHECK_ST(edgelock_unlock(b, wb, nullptr), EDGELOCK_OK);
+    edgelock_unlock(a, ra, nullptr); // NOT_OWNER: its lease ended
+    edgelock_lock_free(a, ra);
+    edgelock_lock_free(b, rb);
+    edgelock_lock_free(b, wb);
+    CHECK(tables_idle(a));
+    CHECK(tables_idle(b));
+    edgelock_client_destroy(a);
+    edgelock_client_destroy(b);
+}
+
 TEST_CASE(writer_may_read_and_keeps_read_after_write_unlock)
 {
     RedisServer &r = shared_server();

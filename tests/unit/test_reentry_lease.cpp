@@ -202,3 +202,40 @@ TEST_CASE(a_re_entry_of_unknown_outcome_sent_before_the_grant_ends_the_watchdogs
     int64_t left = valid_for(h, lk, EDGELOCK_OK);
     CHECK(left > 0 && left <= 2000);
 }
+
+namespace
+{
+
+void take(Harness &h, edgelock_lock lk, int64_t lease_ms)
+{
+    Result r;
+    REQUIRE(acquire_start(h.c, lk, 1, 0, lease_ms, record, &r) == EDGELOCK_OK);
+    h.reply(kNil);
+    CHECK_ST(r.st, EDGELOCK_OK);
+}
+
+} // namespace
+
+// A read lock's holds each have a timeout key of their own, and an unlock
+// deletes the newest one's (Redisson's read unlock). A re-entry with a longer
+// lease keeps the lock until its end; once unlocked, the hold left ends with
+// its own, shorter lease, over here already: a writer may hold the lock by
+// now. lock_valid said OK with the unlocked re-entry's time left (found by a
+// stress run: a reader valid 630 ms more while a writer held the lock).
+TEST_CASE(a_read_hold_left_by_an_unlock_ends_with_its_own_lease)
+{
+    Harness h(watchdog_lease);
+    REQUIRE(h.c);
+    edgelock_lock lk = h.lock("rw", EDGELOCK_READ);
+    take(h, lk, 1000);
+    h.loop.advance(500);
+    take(h, lk, 3000); // to 3500
+    h.loop.advance(600);
+    CHECK_EQ(valid_for(h, lk, EDGELOCK_OK), 2400); // both held: until the longer one ends
+    Result u;
+    REQUIRE(release_start(h.c, lk, 1, record, &u) == EDGELOCK_OK);
+    h.reply(":0\r\n"); // other readers still hold it
+    CHECK_ST(u.st, EDGELOCK_OK);
+    CHECK_EQ(hold_find(h.c, lk.id, 1, nullptr)->count, 1u);
+    valid_for(h, lk, EDGELOCK_ERR_NOT_OWNER); // the first hold's 1000 ms are over
+}
