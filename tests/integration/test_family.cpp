@@ -207,15 +207,43 @@ TEST_CASE(fair_waiters_queue_with_their_own_wait_as_window)
     edgelock_client_destroy(wc);
 }
 
+// Clients a and b with a reader each on one read-write lock, and b's writer.
+struct TwoReaders {
+    edgelock_client *a, *b;
+    edgelock_lock ra, rb, wb;
+};
+
+static bool two_readers(RedisServer &r, const char *name, TwoReaders *t)
+{
+    t->a = make_client(r.url());
+    t->b = make_client(r.url());
+    if (!t->a || !t->b)
+        return false;
+    t->ra = make_kind(t->a, EDGELOCK_READ, name);
+    t->rb = make_kind(t->b, EDGELOCK_READ, name);
+    t->wb = make_kind(t->b, EDGELOCK_WRITE, name);
+    return true;
+}
+
+// Frees them, every table left empty.
+static void close_readers(TwoReaders *t)
+{
+    edgelock_lock_free(t->a, t->ra);
+    edgelock_lock_free(t->b, t->rb);
+    edgelock_lock_free(t->b, t->wb);
+    CHECK(tables_idle(t->a));
+    CHECK(tables_idle(t->b));
+    edgelock_client_destroy(t->a);
+    edgelock_client_destroy(t->b);
+}
+
 TEST_CASE(readers_share_writer_excludes)
 {
     RedisServer &r = shared_server();
-    edgelock_client *a = make_client(r.url());
-    edgelock_client *b = make_client(r.url());
-    REQUIRE(a && b);
-    edgelock_lock ra = make_kind(a, EDGELOCK_READ, "rw:doc");
-    edgelock_lock rb = make_kind(b, EDGELOCK_READ, "rw:doc");
-    edgelock_lock wb = make_kind(b, EDGELOCK_WRITE, "rw:doc");
+    TwoReaders t;
+    REQUIRE(two_readers(r, "rw:doc", &t));
+    edgelock_client *a = t.a, *b = t.b;
+    edgelock_lock ra = t.ra, rb = t.rb, wb = t.wb;
     CHECK_ST(edgelock_try_lock(a, ra, 0, 10000), EDGELOCK_OK);
     CHECK_ST(edgelock_try_lock(b, rb, 0, 10000), EDGELOCK_OK); // readers share
     char mode[16];
@@ -246,13 +274,7 @@ TEST_CASE(readers_share_writer_excludes)
     may_release = true;
     writer.join();
     CHECK_EQ(redis_integer(r, "EXISTS rw:doc"), 0);
-    edgelock_lock_free(a, ra);
-    edgelock_lock_free(b, rb);
-    edgelock_lock_free(b, wb);
-    CHECK(tables_idle(a));
-    CHECK(tables_idle(b));
-    edgelock_client_destroy(a);
-    edgelock_client_destroy(b);
+    close_readers(&t);
 }
 
 // A read lock's holds each have a timeout key of their own, and an unlock
@@ -264,12 +286,10 @@ TEST_CASE(readers_share_writer_excludes)
 TEST_CASE(a_read_hold_left_by_an_unlock_ends_with_its_own_lease)
 {
     RedisServer &r = shared_server();
-    edgelock_client *a = make_client(r.url());
-    edgelock_client *b = make_client(r.url());
-    REQUIRE(a && b);
-    edgelock_lock ra = make_kind(a, EDGELOCK_READ, "rw:left");
-    edgelock_lock rb = make_kind(b, EDGELOCK_READ, "rw:left");
-    edgelock_lock wb = make_kind(b, EDGELOCK_WRITE, "rw:left");
+    TwoReaders t;
+    REQUIRE(two_readers(r, "rw:left", &t));
+    edgelock_client *a = t.a, *b = t.b;
+    edgelock_lock ra = t.ra, rb = t.rb, wb = t.wb;
     CHECK_ST(edgelock_try_lock(b, rb, 0, 60000), EDGELOCK_OK); // another reader keeps the lock
     CHECK_ST(edgelock_try_lock(a, ra, 0, 300), EDGELOCK_OK);
     CHECK_ST(edgelock_try_lock(a, ra, 0, 60000), EDGELOCK_OK); // re-entered, longer
@@ -284,13 +304,7 @@ TEST_CASE(a_read_hold_left_by_an_unlock_ends_with_its_own_lease)
     CHECK_ST(edgelock_try_lock(b, wb, 5000, 60000), EDGELOCK_OK);
     CHECK_ST(edgelock_unlock(b, wb, nullptr), EDGELOCK_OK);
     edgelock_unlock(a, ra, nullptr); // NOT_OWNER: its lease ended
-    edgelock_lock_free(a, ra);
-    edgelock_lock_free(b, rb);
-    edgelock_lock_free(b, wb);
-    CHECK(tables_idle(a));
-    CHECK(tables_idle(b));
-    edgelock_client_destroy(a);
-    edgelock_client_destroy(b);
+    close_readers(&t);
 }
 
 TEST_CASE(writer_may_read_and_keeps_read_after_write_unlock)

@@ -29,34 +29,47 @@ void four_commands(edgelock_config *cfg)
     cfg->max_commands = 4;
 }
 
+// Members a and b of one MultiLock by owner 7 on the harness's client, and the
+// call's storage.
+struct TwoMembers {
+    edgelock_member m[2];
+    edgelock_composite state;
+    explicit TwoMembers(Harness &h)
+    {
+        m[0].client = reinterpret_cast<edgelock_client *>(h.c);
+        m[0].lock = h.lock("a");
+        m[1].client = m[0].client;
+        m[1].lock = h.lock("b");
+        memset(&state, 0, sizeof(state));
+    }
+};
+
+// Member 1 is held elsewhere, so its attempt waits on the channel; then other
+// calls fill the four command slots. How many commands went out by then.
+size_t member_1_waits_with_the_table_full(Harness &h, Result (&fillers)[4])
+{
+    h.reply(":20000\r\n");
+    h.link.reply(&h.c->sub_conn, subscribed("redisson_lock__channel:{b}"));
+    h.reply(":20000\r\n"); // the attempt after the subscription: still held
+    const char *names[4] = {"x", "y", "z", "w"};
+    for (int i = 0; i < 4; i++)
+        CHECK_ST(acquire_start(h.c, h.lock(names[i]), 9, 0, 1000, record, &fillers[i]), EDGELOCK_OK);
+    return h.cmd().log.size();
+}
+
 } // namespace
 
 TEST_CASE(a_give_back_that_cannot_be_queued_lets_the_watchdog_go)
 {
     Harness h(four_commands);
     REQUIRE(h.c);
-    edgelock_member m[2];
-    m[0].client = reinterpret_cast<edgelock_client *>(h.c);
-    m[0].lock = h.lock("a");
-    m[1].client = m[0].client;
-    m[1].lock = h.lock("b");
-    edgelock_composite state;
-    memset(&state, 0, sizeof(state));
-    Result r;
-    CHECK_ST(multi_lock_async(&state, m, 2, 7, 5000, EDGELOCK_LEASE_WATCHDOG, record, &r), EDGELOCK_OK);
+    TwoMembers t(h);
+    edgelock_member *m = t.m;
+    Result r, fillers[4];
+    CHECK_ST(multi_lock_async(&t.state, m, 2, 7, 5000, EDGELOCK_LEASE_WATCHDOG, record, &r), EDGELOCK_OK);
     h.reply(kNil); // member 0 taken, under the watchdog; member 1's attempt goes out
     CHECK(hold_renewable(hold_find(h.c, m[0].lock.id, 7, nullptr)));
-    h.reply(":20000\r\n"); // member 1 is held elsewhere: it waits
-    h.link.reply(&h.c->sub_conn, subscribed("redisson_lock__channel:{b}"));
-    h.reply(":20000\r\n"); // the attempt after the subscription: still held
-    // Other calls fill the command table while member 1 waits.
-    edgelock_lock x = h.lock("x"), y = h.lock("y"), z = h.lock("z"), w = h.lock("w");
-    Result rx, ry, rz, rw;
-    CHECK_ST(acquire_start(h.c, x, 9, 0, 1000, record, &rx), EDGELOCK_OK);
-    CHECK_ST(acquire_start(h.c, y, 9, 0, 1000, record, &ry), EDGELOCK_OK);
-    CHECK_ST(acquire_start(h.c, z, 9, 0, 1000, record, &rz), EDGELOCK_OK);
-    CHECK_ST(acquire_start(h.c, w, 9, 0, 1000, record, &rw), EDGELOCK_OK);
-    const size_t sent = h.cmd().log.size();
+    const size_t sent = member_1_waits_with_the_table_full(h, fillers);
     h.loop.advance(5100);               // member 1's wait ends: member 0 is given back
     CHECK_EQ(h.cmd().log.size(), sent); // no release went out
     CHECK_EQ(r.calls, 1);
@@ -84,31 +97,16 @@ TEST_CASE(a_give_back_of_a_re_entry_that_cannot_be_queued_leaves_one_count)
 {
     Harness h(four_commands);
     REQUIRE(h.c);
-    edgelock_member m[2];
-    m[0].client = reinterpret_cast<edgelock_client *>(h.c);
-    m[0].lock = h.lock("a");
-    m[1].client = m[0].client;
-    m[1].lock = h.lock("b");
-    Result own;
+    TwoMembers t(h);
+    edgelock_member *m = t.m;
+    Result own, r, fillers[4];
     CHECK_ST(acquire_start(h.c, m[0].lock, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &own), EDGELOCK_OK);
     h.reply(kNil);
     CHECK_ST(own.st, EDGELOCK_OK);
-    edgelock_composite state;
-    memset(&state, 0, sizeof(state));
-    Result r;
-    CHECK_ST(multi_lock_async(&state, m, 2, 7, 5000, EDGELOCK_LEASE_WATCHDOG, record, &r), EDGELOCK_OK);
+    CHECK_ST(multi_lock_async(&t.state, m, 2, 7, 5000, EDGELOCK_LEASE_WATCHDOG, record, &r), EDGELOCK_OK);
     h.reply(kNil); // member 0 re-entered
     CHECK_EQ(hold_find(h.c, m[0].lock.id, 7, nullptr)->count, 2u);
-    h.reply(":20000\r\n");
-    h.link.reply(&h.c->sub_conn, subscribed("redisson_lock__channel:{b}"));
-    h.reply(":20000\r\n");
-    edgelock_lock x = h.lock("x"), y = h.lock("y"), z = h.lock("z"), w = h.lock("w");
-    Result rx, ry, rz, rw;
-    CHECK_ST(acquire_start(h.c, x, 9, 0, 1000, record, &rx), EDGELOCK_OK);
-    CHECK_ST(acquire_start(h.c, y, 9, 0, 1000, record, &ry), EDGELOCK_OK);
-    CHECK_ST(acquire_start(h.c, z, 9, 0, 1000, record, &rz), EDGELOCK_OK);
-    CHECK_ST(acquire_start(h.c, w, 9, 0, 1000, record, &rw), EDGELOCK_OK);
-    const size_t sent = h.cmd().log.size();
+    const size_t sent = member_1_waits_with_the_table_full(h, fillers);
     h.loop.advance(5100); // member 1's wait ends: member 0's re-entry is given back
     CHECK_EQ(h.cmd().log.size(), sent);
     CHECK_ST(r.st, EDGELOCK_ERR_WAIT_TIMEOUT);
@@ -159,15 +157,10 @@ TEST_CASE(a_give_back_of_unknown_outcome_goes_out_again_until_answered)
 {
     Harness h(reconnecting);
     REQUIRE(h.c);
-    edgelock_member m[2];
-    m[0].client = reinterpret_cast<edgelock_client *>(h.c);
-    m[0].lock = h.lock("a");
-    m[1].client = m[0].client;
-    m[1].lock = h.lock("b");
-    edgelock_composite state;
-    memset(&state, 0, sizeof(state));
+    TwoMembers t(h);
+    edgelock_member *m = t.m;
     Result r;
-    CHECK_ST(multi_lock_async(&state, m, 2, 7, 0, 10000, record, &r), EDGELOCK_OK);
+    CHECK_ST(multi_lock_async(&t.state, m, 2, 7, 0, 10000, record, &r), EDGELOCK_OK);
     h.reply(kNil);         // member 0 taken
     h.reply(":20000\r\n"); // member 1 held elsewhere: no wait, so member 0 is given back
     REQUIRE(is_release(h.cmd().log.back()));
