@@ -151,8 +151,11 @@ void hold_renewed(Client *c, Hold *h, uint64_t sent_ms)
         h->read_earliest_end_ms = add_ms(sent_ms, c->cfg.watchdog_lease_ms);
 }
 
-void hold_unlocked_read(Hold *h)
+void hold_unlocked(Client *c, Hold *h)
 {
+    // An undo's handle may be freed once it is sent: no kind to ask then.
+    if (!lock_get(c, h->lock_id) || lock_kind(c, h->lock_id) != EDGELOCK_READ)
+        return;
     if (h->count > 0 && !h->watchdog && h->read_earliest_end_ms < h->expires_ms)
         h->expires_ms = h->read_earliest_end_ms;
 }

@@ -46,7 +46,7 @@ struct Hold {
         // A read lock: each of its holds has a timeout key of its own in
         // Redis, and an unlock deletes the newest one's. So the holds left
         // after an unlock may end before expires_ms (the newest's end): this
-        // is the earliest end among them (hold_unlocked_read), by our clock.
+        // is the earliest end among them (hold_unlocked), by our clock.
         uint64_t read_earliest_end_ms;
     };
     uint32_t next_in_bucket; // the index's chain (Client::hold_buckets)
@@ -62,9 +62,9 @@ void hold_release_if_idle(Client *c, uint32_t index); // free when nothing refer
 bool hold_active(const Hold *h, uint64_t now);
 // A renewal of h confirmed, as sent at sent_ms.
 void hold_renewed(Client *c, Hold *h, uint64_t sent_ms);
-// An unlock of a read hold answered and its count taken down: what is left
+// An unlock answered and h's count taken down. Of a read lock, what is left
 // ends, unless renewed, no later than the earliest of its holds' ends.
-void hold_unlocked_read(Hold *h);
+void hold_unlocked(Client *c, Hold *h);
 // A fixed lease that has ended by our clock, with no call on its pair in
 // flight: its slot is only a record of the past, so it is freed by the
 // watchdog's next tick, or at once when the table is full (hold_reserve), and

@@ -248,8 +248,7 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
                 h->count = 0;
             } else if (h && !call->undo) {
                 h->count = count_after_release(c, h, value);
-                if (lock_get(c, call->lock_id) && lock_kind(c, call->lock_id) == EDGELOCK_READ)
-                    hold_unlocked_read(h);
+                hold_unlocked(c, h);
             } else if (h && value == 1 && h->count > 0 && !h->lost) {
                 h->lost = true;
                 report_lost = true;

@@ -47,6 +47,20 @@ void reconnect(Harness &h)
     h.link.accept(&h.c->cmd_conn);
 }
 
+// Owner 7 takes a with lease_ms, then its unlock gets no answer within the
+// command timeout. That unlock as sent, to compare its resending with.
+std::vector<std::string> take_then_unlock_times_out(Harness &h, edgelock_lock a, int64_t lease_ms,
+                                                    Result *taken, Result *unlocked)
+{
+    acquire_start(h.c, a, 7, 0, lease_ms, record, taken);
+    h.reply(kNil);
+    release_start(h.c, a, 7, record, unlocked);
+    std::vector<std::string> sent = h.last_cmd();
+    h.loop.advance(3000);
+    CHECK_ST(unlocked->st, EDGELOCK_ERR_TIMEOUT);
+    return sent;
+}
+
 } // namespace
 
 // The watchdog's renewal (sent first) finds the field gone; a re-entry sent
@@ -405,12 +419,7 @@ TEST_CASE(an_acquire_after_an_uncertain_unlock_gets_a_new_unlock)
     REQUIRE(h.c);
     edgelock_lock a = h.lock("a");
     Result r1, u1, r2, u2;
-    acquire_start(h.c, a, 7, 0, 10000, record, &r1);
-    h.reply(kNil);
-    release_start(h.c, a, 7, record, &u1);
-    std::vector<std::string> first = h.last_cmd();
-    h.loop.advance(3000);
-    CHECK_ST(u1.st, EDGELOCK_ERR_TIMEOUT);
+    std::vector<std::string> first = take_then_unlock_times_out(h, a, 10000, &r1, &u1);
     reconnect(h);
     size_t before = h.cmd().log.size();
     acquire_start(h.c, a, 7, 0, 10000, record, &r2);
@@ -583,11 +592,7 @@ TEST_CASE(a_lock_call_after_an_uncertain_unlock_vouches_for_nothing_until_it_is_
     REQUIRE(h.c);
     edgelock_lock a = h.lock("a");
     Result r1, u1, r2;
-    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r1);
-    h.reply(kNil);
-    release_start(h.c, a, 7, record, &u1);
-    h.loop.advance(3000);
-    CHECK_ST(u1.st, EDGELOCK_ERR_TIMEOUT);
+    take_then_unlock_times_out(h, a, EDGELOCK_LEASE_WATCHDOG, &r1, &u1);
     int64_t left = 1;
     CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_ERR_LOST);
     reconnect(h);
@@ -612,12 +617,7 @@ TEST_CASE(a_resent_unlock_that_redis_refuses_leaves_the_hold_uncertain)
     REQUIRE(h.c);
     edgelock_lock a = h.lock("a");
     Result r1, u1, r2, r3;
-    acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r1);
-    h.reply(kNil);
-    release_start(h.c, a, 7, record, &u1);
-    std::vector<std::string> first = h.last_cmd();
-    h.loop.advance(3000);
-    CHECK_ST(u1.st, EDGELOCK_ERR_TIMEOUT);
+    std::vector<std::string> first = take_then_unlock_times_out(h, a, EDGELOCK_LEASE_WATCHDOG, &r1, &u1);
     reconnect(h);
     acquire_start(h.c, a, 7, 0, EDGELOCK_LEASE_WATCHDOG, record, &r2);
     h.reply("-NOPERM this user has no permissions to run the 'evalsha' command\r\n");
