@@ -546,6 +546,13 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
  * hold stays under the watchdog (a shorter lease would let the lock lapse
  * between two renewals); one sent before the hold it re-enters was granted
  * cannot be raised, and its lease becomes the whole hold's (no more renewal).
+ * A re-entry whose hold was gone before it ran (its key deleted or expired,
+ * a failover) is a first lock to Redis: the call says OK, and the owner holds
+ * the lock from then on, not since its first lock, with one count in Redis.
+ * If the client had seen the loss (on_lock_lost), it counts a fresh hold of
+ * one: its unlock releases the lock, and the outer hold's unlock says
+ * NOT_OWNER. If not, the unlock that releases that one count reports the
+ * holds still counted lost (edgelock_unlock_async: OK with value 1).
  * While the lock is held elsewhere the call waits for the unlock message on the
  * lock's channel or for the holder's TTL to run out, never by polling. Results:
  * OK, WAIT_TIMEOUT, TABLE_FULL (hold, waiter or subscription table:
@@ -570,7 +577,13 @@ EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelo
  *  restored a released hold), those are released too, one unlock each, before
  *  the answer: they are nobody's, and each unlock would otherwise renew them.
  *  Results:
- *  - OK (value 1: released, 0: a re-entrant hold remains);
+ *  - OK (value 1: released, 0: a re-entrant hold remains). Value 1 while
+ *    this client counts more holds of `owner`, live by its clock: Redis had
+ *    fewer (they were gone before this unlock, and a re-entry made a fresh
+ *    hold, or a failover lost a re-entry), so the owner's outer critical
+ *    section was not protected. They are reported lost, as the watchdog
+ *    reports a loss: on_lock_lost, lock_valid LOST, the owner's next unlock
+ *    LOST;
  *  - NOT_OWNER: `owner` does not hold it in Redis, nothing changed; also when
  *    its fixed lease ran out (as Redisson's unlock says; a read hold by this
  *    client's clock, as lock_valid says, though other readers keep the key);
@@ -580,8 +593,9 @@ EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelo
  *    callback), and the loss is forgotten: the next unlock is NOT_OWNER.
  *    Exception, from Redisson's script: for EDGELOCK_FAIR an unlock whose
  *    lock key is already gone answers OK with value 1, so a loss the watchdog
- *    has not seen yet is not reported there (EDGELOCK_READ and EDGELOCK_WRITE
- *    report it, as Redisson's unlock throws there);
+ *    has not seen yet is reported there only when the owner counted more
+ *    holds (above; EDGELOCK_READ and EDGELOCK_WRITE report it, as Redisson's
+ *    unlock throws there);
  *  - TIMEOUT or CONNECTION: the outcome is unknown. Renewal of the hold stops
  *    (if the unlock did not run, the lock lapses with its lease), lock_valid
  *    says LOST while the owner's last hold may be released, and a retry
@@ -590,7 +604,9 @@ EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelo
  *    (for EDGELOCK_READ and EDGELOCK_WRITE also when the first one found the
  *    lock gone: Redisson's scripts latch "released" there).
  *    A lock call by that owner instead sends it again too, ahead of its
- *    attempt, so that the new hold never re-enters the old one;
+ *    attempt, so that the unlock counts once: the attempt then re-enters
+ *    the holds left, or, when that unlock was the owner's last, takes a
+ *    fresh hold rather than re-entering one that may be released;
  *  - REDIS: Redis refused the unlock script (e.g. an ACL that forbids
  *    PUBLISH). Its writes up to the error stay (the lock may be released, its
  *    waiters not woken until their retry at the holder's TTL), so it is

@@ -246,6 +246,41 @@ TEST_CASE(lock_deleted_behind_the_holders_back_is_reported_lost)
     edgelock_client_destroy(c);
 }
 
+// The key is deleted under a re-entered hold with a fixed lease (no renewal
+// to notice), and the owner re-enters once more: Redis makes that a fresh
+// hold of one while the owner counts three. The unlock that releases it with
+// two still counted reports those two lost, as a renewal would have.
+TEST_CASE(holds_gone_before_a_re_entry_are_reported_lost_by_the_unlock)
+{
+    RedisServer &r = shared_server();
+    LostLog log;
+    edgelock_client *c = watchdog_client(r.url(), &log);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "wd:re-entered");
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 60000), EDGELOCK_OK);
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 60000), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(r, "DEL wd:re-entered"), 1);
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 60000), EDGELOCK_OK); // a first lock to Redis
+    int64_t count = -1;
+    CHECK_ST(edgelock_hold_count(c, lk, &count), EDGELOCK_OK);
+    CHECK_EQ(count, 1);
+    CHECK_EQ(log.count.load(), 0);
+
+    int released = -1;
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_OK);
+    CHECK_EQ(released, 1);
+    CHECK_EQ(redis_integer(r, "EXISTS wd:re-entered"), 0);
+    CHECK_EQ(log.count.load(), 1);
+    CHECK_EQ(log.owner.load(), edgelock_current_owner());
+    int64_t left = -1;
+    CHECK_ST(edgelock_lock_valid(c, lk, edgelock_current_owner(), &left), EDGELOCK_ERR_LOST);
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_ERR_LOST);
+    CHECK_ST(edgelock_unlock(c, lk, &released), EDGELOCK_ERR_NOT_OWNER);
+    CHECK(tables_idle(c));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
 TEST_CASE(renewal_is_batched_a_hundred_locks_per_call)
 {
     RedisServer &r = shared_server();

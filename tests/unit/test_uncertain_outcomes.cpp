@@ -639,3 +639,76 @@ TEST_CASE(a_resent_unlock_that_redis_refuses_leaves_the_hold_uncertain)
     REQUIRE(held);
     CHECK_EQ(held->count, 1);
 }
+
+// Owner 7 takes `lock` twice, each reply a grant, then unlocks once and Redis
+// answers "released": it counted one hold where the owner counted two (the
+// key had gone and the re-entry made a fresh one, or a failover lost the
+// re-entry). The unlock's result is in *u; its latch delete is answered.
+void take_twice_then_unlock_releases(Harness &h, edgelock_lock lock, int64_t first_lease,
+                                     int64_t second_lease, uint64_t advance_ms, Result *u)
+{
+    Result r1, r2;
+    acquire_start(h.c, lock, 7, 0, first_lease, record, &r1);
+    h.reply(kNil);
+    acquire_start(h.c, lock, 7, 0, second_lease, record, &r2);
+    h.reply(kNil);
+    CHECK_ST(r2.st, EDGELOCK_OK);
+    h.loop.advance(advance_ms);
+    CHECK_ST(release_start(h.c, lock, 7, record, u), EDGELOCK_OK);
+    h.reply(":1\r\n");
+    CHECK_ST(u->st, EDGELOCK_OK);
+    CHECK_EQ(u->value, 1);
+    h.reply("+OK\r\n"); // the latch delete
+}
+
+// The owner's outer hold was gone while it still counted it: its critical
+// section has not been protected since. Reported as the watchdog reports a
+// loss (found by the blocking stress run: the inner unlock said "released",
+// lock_valid said nothing, and the outer unlock NOT_OWNER).
+TEST_CASE(an_unlock_that_releases_while_the_owner_counts_more_holds_reports_them_lost)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result u;
+    take_twice_then_unlock_releases(h, a, EDGELOCK_LEASE_WATCHDOG, EDGELOCK_LEASE_WATCHDOG, 10, &u);
+    CHECK_EQ(h.lost.calls, 1);
+    int64_t left = 0;
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_ERR_LOST);
+    // Not renewed: nothing of it is left in Redis to renew.
+    h.loop.advance(60000);
+    for (const std::string &sent : h.cmd().log)
+        CHECK(!is_renewal(resp_args(sent)));
+    // The outer unlock is told at once, as after the watchdog's loss.
+    Result outer;
+    CHECK_ST(release_start(h.c, a, 7, record, &outer), EDGELOCK_ERR_LOST);
+    CHECK_EQ(h.c->holds.used(), 0);
+
+    // A fixed lease: the same while the outer hold is live by our clock.
+    edgelock_lock b = h.lock("b");
+    take_twice_then_unlock_releases(h, b, 5000, 5000, 1000, &u);
+    CHECK_EQ(h.lost.calls, 2);
+    CHECK_ST(hold_validity(h.c, b.id, 7, &left), EDGELOCK_ERR_LOST);
+}
+
+// Once the lease is over by our clock, "released" with holds left is the lease
+// ending, not a loss: NOT_OWNER afterwards, as for any lapsed lease.
+TEST_CASE(an_unlock_that_releases_after_the_lease_ran_out_reports_no_loss)
+{
+    Harness h(watchdog_30s);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result u;
+    take_twice_then_unlock_releases(h, a, 1000, 1000, 1500, &u);
+    CHECK_EQ(h.lost.calls, 0);
+    int64_t left = 0;
+    CHECK_ST(hold_validity(h.c, a.id, 7, &left), EDGELOCK_ERR_NOT_OWNER);
+
+    // A read lock: its holds left end with the earliest of their leases.
+    edgelock_lock r = h.lock("r", EDGELOCK_READ);
+    take_twice_then_unlock_releases(h, r, 1000, 60000, 1500, &u);
+    CHECK_EQ(h.lost.calls, 0);
+    edgelock_lock s = h.lock("s", EDGELOCK_READ);
+    take_twice_then_unlock_releases(h, s, 2000, 60000, 1500, &u);
+    CHECK_EQ(h.lost.calls, 1); // its first hold had 500 ms left: gone early
+}
