@@ -169,26 +169,6 @@ static void take_turns(Client *c, uint64_t lock_id, bool heard, uint64_t sent_ms
 static void wait_on(Client *c, uint64_t lock_id, Connection *conn, int64_t value, edgelock_result_fn cb,
                     void *user);
 
-// An unlock answered "released" while its owner still counts holds after this
-// one, each live by our clock: Redis had fewer than the owner took. Its holds
-// were gone before this unlock (the key expired or was deleted and a re-entry
-// made a fresh hold, which Redis answers as a re-entry's; or a failover lost a
-// re-entry), and the owner's outer critical section has not been protected
-// since: a loss, as the watchdog would report it. Our clock counts a lease
-// from its command's send, so "live by our clock" is live in Redis too. A
-// read lock's holds left are live while the earliest of their leases is.
-static bool outer_holds_gone(Client *c, const Hold *h)
-{
-    if (h->count <= 1 || h->lost || !lock_get(c, h->lock_id))
-        return false;
-    const uint64_t now = loop_now(&c->loop);
-    if (!hold_active(h, now))
-        return false;
-    if (!h->watchdog && lock_kind(c, h->lock_id) == EDGELOCK_READ && now >= h->read_earliest_end_ms)
-        return false;
-    return true;
-}
-
 static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sent_ms, redisReply *reply,
                          edgelock_status st)
 {
@@ -196,7 +176,7 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
     uint32_t hi = kNoIndex;
     Hold *h = hold_find(c, call->lock_id, call->owner, &hi);
     bool handed_on = false;   // a drain answers the caller instead
-    bool report_lost = false; // the owner's outer holds were gone (outer_holds_gone, or an undo's 1)
+    bool report_lost = false; // the owner's outer holds were gone
     bool uncertain = st == EDGELOCK_ERR_CONNECTION || st == EDGELOCK_ERR_TIMEOUT;
     // An error from the script (an ACL that forbids PUBLISH, say) may come
     // after its DEL ran: Redis keeps a script's writes up to the error.
@@ -266,10 +246,23 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
             if (lapsed_read) {
                 st = EDGELOCK_ERR_NOT_OWNER;
                 h->count = 0;
-            } else if (h && !call->undo && value == 1 && outer_holds_gone(c, h)) {
+            } else if (h && !call->undo && value == 1 && h->count > 1 && !h->lost) {
+                // Released while the owner still counts holds after this one:
+                // if they are live by our clock (which counts a lease from its
+                // send, so they are live in Redis too), Redis had fewer than
+                // the owner took. They were gone before this unlock (the key
+                // deleted or expired, and a re-entry made a fresh hold, which
+                // Redis answers as a re-entry's; or a failover lost a
+                // re-entry), and the owner's outer critical section has not
+                // been protected since: a loss, as the watchdog reports one.
                 h->count--;
-                h->lost = true;
-                report_lost = true;
+                hold_unlocked(c, h);
+                if (hold_active(h, loop_now(&c->loop))) {
+                    h->lost = true;
+                    report_lost = true;
+                } else {
+                    h->count = 0; // their leases ran out: released, not lost
+                }
             } else if (h && !call->undo) {
                 h->count = count_after_release(c, h, value);
                 hold_unlocked(c, h);
