@@ -13,6 +13,11 @@ bool parse_decimal(const char *s, size_t len, int64_t *out)
 {
     if (len == 0 || len > 20)
         return false;
+    // strtoll alone would also take leading blanks, a '+' and anything after
+    // a NUL ("1\0junk" as 1): only what Redis writes is a number here.
+    for (size_t i = s[0] == '-' ? 1 : 0; i < len; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
     char buf[24];
     memcpy(buf, s, len);
     buf[len] = 0;

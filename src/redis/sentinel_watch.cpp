@@ -37,7 +37,8 @@ bool parse_switch_master(const char *msg, size_t len, const char *master, char *
     for (int skip = 0; skip < 2; skip++) // the old address
         if (!next_word(&p, e, &b, &w))
             return false;
-    if (!next_word(&p, e, &b, &w) || (size_t)(w - b) >= cap)
+    // A NUL would cut the name short: another host than the one announced.
+    if (!next_word(&p, e, &b, &w) || (size_t)(w - b) >= cap || memchr(b, 0, (size_t)(w - b)))
         return false;
     memcpy(host, b, (size_t)(w - b));
     host[w - b] = 0;

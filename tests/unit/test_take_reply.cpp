@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // How a semaphore's take or a latch's count is read (locks/permits.hpp), from
-// the RESP bytes Redis sends for each script answer, through hiredis's reader.
+// the RESP bytes Redis sends for each script answer, through hiredis's reader;
+// and the numbers in them (redis/reply.hpp).
 #include <hiredis/hiredis.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "check.hpp"
 #include "locks/permits.hpp"
+#include "redis/reply.hpp"
 
 using namespace edgelock;
 
@@ -90,4 +93,21 @@ TEST_CASE(permit_ids_differ_in_their_last_two_bytes_only)
     CHECK(memcmp(b, base, 14) == 0);
     CHECK_EQ(b[14], 1);
     CHECK_EQ(b[15], 2);
+}
+
+// A number in a bulk string or a message is digits with an optional '-', all
+// of it, within int64_t: strtoll's leading blanks, '+' and stop at a NUL are
+// not taken (found by tests/fuzz/fuzz_parsers).
+TEST_CASE(decimal_numbers_are_digits_only)
+{
+    int64_t v = 0;
+    CHECK(parse_decimal("42", 2, &v) && v == 42);
+    CHECK(parse_decimal("-7", 2, &v) && v == -7);
+    CHECK(parse_decimal("-9223372036854775808", 20, &v) && v == INT64_MIN);
+    CHECK(!parse_decimal("9223372036854775808", 19, &v));
+    const char *bad[] = {"", "-", " 1", "+1", "1 ", "1x", "--1", "0x10"};
+    for (const char *b : bad)
+        CHECK(!parse_decimal(b, strlen(b), &v));
+    const char nul[] = "2\0009";
+    CHECK(!parse_decimal(nul, sizeof(nul) - 1, &v));
 }

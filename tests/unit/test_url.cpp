@@ -411,4 +411,10 @@ TEST_CASE(switch_master_messages)
     const char *padded = "mymaster 127.0.0.1 6379 10.0.0.3 7000trailing";
     REQUIRE(parse_switch_master(padded, strlen(padded) - 8, "mymaster", host, sizeof(host), &port));
     CHECK_EQ(port, 7000);
+    // A NUL in the new host would make it another host ("10.0.0.4" here, or
+    // "" when it comes first): refused (found by tests/fuzz/fuzz_parsers).
+    const char nul[] = "mymaster 127.0.0.1 6379 10.0.0.4\0evil 7001";
+    CHECK(!parse_switch_master(nul, sizeof(nul) - 1, "mymaster", host, sizeof(host), &port));
+    const char lead[] = "mymaster 127.0.0.1 6379 \0 7001";
+    CHECK(!parse_switch_master(lead, sizeof(lead) - 1, "mymaster", host, sizeof(host), &port));
 }

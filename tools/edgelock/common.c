@@ -60,7 +60,10 @@ int parse_ms(const char *s, int64_t min, int64_t max, int64_t *out)
     for (const char *p = s; *p; p++) {
         if (*p < '0' || *p > '9')
             return 0;
-        v = v * 10 + (*p - '0');
+        int digit = *p - '0';
+        if (v > (max - digit) / 10) /* checked before it is made: no overflow for any max */
+            return 0;
+        v = v * 10 + digit;
         if (v > max)
             return 0;
     }

@@ -149,10 +149,17 @@ char *text_shown(char *out, size_t cap, const char *s)
     if (cap == 0)
         return out;
     out[0] = 0;
+    /* The whole text's length first: when it fits it is not cut, though
+     * the room kept for "..." along the way would not have been there. */
+    size_t whole = 0;
+    for (size_t i = 0; i < n;) {
+        i += text_unit(p + i, n - i, unit);
+        whole += strlen(unit);
+    }
     for (size_t i = 0; i < n;) {
         i += text_unit(p + i, n - i, unit);
         size_t u = strlen(unit);
-        if (len + u + (i < n ? 3 : 0) >= cap) {
+        if (whole >= cap && len + u + (i < n ? 3 : 0) >= cap) {
             /* Room for "..." is kept while more may follow. */
             if (len + 3 < cap)
                 memcpy(out + len, "...", 4);
