@@ -17,7 +17,7 @@ HIREDIS_PREFIX ?= $(CURDIR)/build-deps/hiredis
 HIREDIS_FLAGS := -DEDGELOCK_HIREDIS_PREFIX=$(HIREDIS_PREFIX)
 endif
 
-.PHONY: all deps configure test test-unit chaos test-hiredis-system test-asan test-tsan demo clean format format-check arm size trace-path packaging
+.PHONY: all deps configure test test-unit chaos test-hiredis-system test-asan test-tsan demo clean format format-check arm size trace-path packaging fuzz
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -69,6 +69,14 @@ test-tsan: deps
 demo: all
 	./scripts/demo.sh $(BUILD)
 
+# Coverage-guided fuzzing (tests/fuzz/: the engine under a hostile server, the
+# parsers, the CLI's input and output) with clang's libFuzzer, ASan and UBSan,
+# FUZZ_SECONDS each (default 60); scripts/fuzz.sh says more. Not part of
+# `make test`, which replays the saved corpus.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	JOBS=$(JOBS) FUZZ_SECONDS=$(FUZZ_SECONDS) HIREDIS_FLAGS="$(HIREDIS_FLAGS)" ./scripts/fuzz.sh
+
 # The fault-injection checker (tools/chaos/, docs/RELIABILITY.md): 8 worker
 # processes against a lock Redis it starts and faults, about 2 minutes. Not
 # part of `make test`, which runs its short form (ctest chaos_short).
@@ -106,7 +114,7 @@ format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.cpp' '*.h' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-trace build-hiredis-system build-deps
+	rm -rf $(BUILD) build-asan build-tsan build-trace build-hiredis-system build-deps build-fuzz
 
 # Benchmarks (bench/, BENCHMARKS.md, bench/results.json); never part of `make test`.
 # Installs the Debian packages it needs; node + npm are optional (without them

@@ -348,7 +348,10 @@ typedef struct edgelock_config {
     /** redis-cluster:// only: the cluster nodes the client can know at once,
      *  seeds included (default 16, 1 to 64). Each costs a command and a
      *  subscriber connection once used; a map naming more masters than fit
-     *  leaves their slots unreachable (calls to them fail with CONNECTION). */
+     *  leaves their slots unreachable (calls to them fail with CONNECTION; the
+     *  give-back of a lock call whose outcome was unknown, which waits for
+     *  Redis as long as it takes, waits until a map gives their master an
+     *  entry, and lock_free says BUSY for that handle meanwhile). */
     uint32_t max_nodes;
     /** redis-cluster:// only: whether unlock messages go out with SPUBLISH and
      *  waiters listen with SSUBSCRIBE on the master of the channel's slot
