@@ -119,8 +119,11 @@ std::string info_shaped(Input &s)
     std::string out = "*8\r\n" + resp_bulk(kTypes[s.byte() % 4]);
     uint32_t pairs = s.byte() % 4;
     out += "*" + std::to_string(2 * pairs) + "\r\n";
-    for (uint32_t k = 0; k < pairs; k++)
-        out += resp_bulk(s.byte() % 4 == 0 ? "mode" : "unit:" + std::to_string(k)) + text_or_number(s);
+    for (uint32_t k = 0; k < pairs; k++) { // HGETALL: bulk strings, mostly counts
+        uint8_t f = s.byte();
+        out += resp_bulk(f % 4 == 0 ? "mode" : "unit:" + std::to_string(k)) +
+               (f % 8 == 7 ? text_or_number(s) : resp_bulk(f % 4 == 0 ? "read" : std::to_string(f / 8)));
+    }
     out += ":" + std::to_string((int)s.byte() * 100 - 200) + "\r\n";
     uint32_t queued = s.byte() % 4;
     out += "*" + std::to_string(queued) + "\r\n";
@@ -131,7 +134,9 @@ std::string info_shaped(Input &s)
     for (uint32_t k = 0; k < queued; k++)
         out += resp_bulk("unit:" + std::to_string(s.byte() % 4)) + resp_bulk(kScores[s.byte() % 8]);
     out += s.byte() % 2 ? kNil : text_or_number(s);
-    out += "*2\r\n" + text_or_number(s) + text_or_number(s);
+    uint8_t t = s.byte(); // TIME: seconds and microseconds, mostly as Redis writes them
+    out += t % 4 ? "*2\r\n" + resp_bulk("1700000000") + resp_bulk(std::to_string(t * 3000))
+                 : "*2\r\n" + text_or_number(s) + text_or_number(s);
     out += ":" + std::to_string((int)s.byte() - 8) + "\r\n";
     return out;
 }
