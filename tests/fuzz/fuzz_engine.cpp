@@ -3,8 +3,10 @@
 // of async calls on every kind of lock, replies of any shape to the commands
 // they send, pub/sub pushes, steps of the clock, connections that drop and
 // come back with any answer to their setup, all on the fake loop and link
-// (tests/unit/fake), against one server or a cluster of three masters (slot
-// maps of any shape, MOVED and ASK). What must hold whatever the bytes:
+// (tests/unit/fake), against one server, a cluster of three masters (slot
+// maps of any shape, MOVED and ASK; with hiredis 1.x also with sharded pub/sub
+// over RESP3), or a master found through sentinels. What must hold whatever
+// the bytes:
 // - no crash, no memory error (ASan, UBSan) and no leak;
 // - a call that returned OK gets its callback exactly once, one that did
 //   not gets none; a failed callback carries value 0 (the header's rule);
@@ -151,7 +153,40 @@ std::string scan_shaped(Input &s)
     return out;
 }
 
-// Any well-formed RESP2 reply; nesting up to depth 4.
+#ifdef REDIS_REPLY_PUSH
+// A RESP3 reply (hiredis 1.x reads them on any connection): what a server
+// that switched protocols, or a proxy, could send where RESP2 was asked for.
+std::string resp3_of(Input &s, int depth)
+{
+    uint8_t t = s.byte();
+    switch (t % 8) {
+    case 0: return "_\r\n";
+    case 1: return t & 16 ? "#t\r\n" : "#f\r\n";
+    case 2: {
+        static const char *const kDoubles[] = {"1.5", "-0", "inf", "-inf", "nan", "1e308", "3", "0.000001"};
+        return "," + std::string(kDoubles[t / 16 % 8]) + "\r\n";
+    }
+    case 3: return "(" + std::string(t & 16 ? "-" : "") + "3492890328409238509324850943850943825024385\r\n";
+    case 4: {
+        std::string text = s.bytes(20);
+        return "=" + std::to_string(text.size() + 4) + "\r\ntxt:" + text + "\r\n";
+    }
+    default: {
+        if (depth >= 4)
+            return "_\r\n";
+        char type = "%~>"[t % 3];
+        uint32_t n = s.byte() % 5;
+        std::string out = type + std::to_string(n) + "\r\n";
+        for (uint32_t k = 0; k < (type == '%' ? 2 * n : n); k++)
+            out += reply_of(s, depth + 1);
+        return out;
+    }
+    }
+}
+#endif
+
+// Any well-formed RESP2 reply (and with hiredis 1.x now and then a RESP3
+// one); nesting up to depth 4.
 std::string reply_of(Input &s, int depth)
 {
     uint8_t t = s.byte();
@@ -170,6 +205,9 @@ std::string reply_of(Input &s, int depth)
     case 11: return "+" + std::string(t % 2 ? "QUEUED" : "PONG") + "\r\n";
     case 12: return info_shaped(s);
     case 13: return scan_shaped(s);
+#ifdef REDIS_REPLY_PUSH
+    case 14: return resp3_of(s, depth);
+#endif
     default: {
         if (depth >= 4)
             return kNil;
@@ -283,6 +321,33 @@ void on_result(edgelock_client *, edgelock_lock, edgelock_status st, int64_t val
 
 uint8_t g_tweaks;
 
+// The server, by the input's first byte: one server (0, and 3 with hiredis
+// 0.14), a cluster with plain pub/sub (1), a master behind sentinels (2), a
+// cluster with sharded pub/sub over RESP3 (3, hiredis 1.x).
+enum class Mode { Single, Cluster, Sentinel, Sharded };
+
+Mode mode()
+{
+    switch (g_tweaks >> 6) {
+    case 1: return Mode::Cluster;
+    case 2: return Mode::Sentinel;
+#ifdef REDIS_REPLY_PUSH
+    case 3: return Mode::Sharded;
+#endif
+    default: return Mode::Single;
+    }
+}
+
+bool cluster_mode()
+{
+    return mode() == Mode::Cluster || mode() == Mode::Sharded;
+}
+
+bool sentinel_mode()
+{
+    return mode() == Mode::Sentinel;
+}
+
 void log_line(void *, edgelock_log_level, const char *msg)
 {
     trace("  log: %s\n", msg);
@@ -311,24 +376,24 @@ void tweak(edgelock_config *cfg)
         cfg->fair_wait_ms = 50;
     if (g_tweaks & 32)
         cfg->unlock_latch_ttl_ms = 10;
-    if (g_tweaks >> 6 == 1) { // a cluster of three masters, two of them seeds
+    if (cluster_mode()) { // a cluster of three masters, two of them seeds
         cfg->url = "redis-cluster://10.0.0.1:7000,10.0.0.2:7001";
-        cfg->sharded_pubsub = EDGELOCK_SHARDED_OFF; // the fake link speaks no RESP3
+        // Sharded: on, or as the probe's answer decides.
+        cfg->sharded_pubsub = mode() == Mode::Cluster ? EDGELOCK_SHARDED_OFF
+                              : g_tweaks & 8          ? EDGELOCK_SHARDED_ON
+                                                      : EDGELOCK_SHARDED_AUTO;
         cfg->max_nodes = g_tweaks & 1 ? 2 : 4;
     }
-    if (g_tweaks >> 6 == 2) // a master found through two sentinels
+    if (sentinel_mode()) // a master found through two sentinels
         cfg->url = "redis-sentinel://10.0.0.1:26379,10.0.0.2:26380/mymaster";
 }
 
-bool cluster_mode()
-{
-    return g_tweaks >> 6 == 1;
-}
-
-bool sentinel_mode()
-{
-    return g_tweaks >> 6 == 2;
-}
+// The fake link takes RESP3 pushes (as hiredis 1.x's) in the sharded mode:
+// set before the clients are made, put back after.
+struct PushReplies {
+    PushReplies() { FakeLink::ops.push = mode() == Mode::Sharded; }
+    ~PushReplies() { FakeLink::ops.push = false; }
+};
 
 // The answer to a connection's setup command: a map to CLUSTER SLOTS, the
 // master's address to SENTINEL get-master-addr-by-name, "master" to ROLE,
@@ -353,6 +418,7 @@ const char *const kNames[] = {"a", "b", "{a}c"};
 
 struct Run {
     std::deque<Call> calls; // addresses stay put; outlives the clients
+    PushReplies push_replies;
     Harness h;
     edgelock_lock locks[6] = {};
     // One server: a second client on the same loop and link, another
@@ -360,9 +426,9 @@ struct Run {
     Client *b = nullptr;
     edgelock_lock b_locks[3] = {};
 
-    Run() : h(tweak, g_tweaks >> 6 == 0 || g_tweaks >> 6 == 3)
+    Run() : h(tweak, mode() == Mode::Single)
     {
-        if (!h.c || cluster_mode() || sentinel_mode())
+        if (!h.c || mode() != Mode::Single)
             return;
         edgelock_config cfg;
         edgelock_config_init(&cfg);
@@ -418,9 +484,13 @@ struct Run {
                 found.push_back(fc.conn);
         return found.empty() ? nullptr : found[n % found.size()];
     }
-    // A command connection with a command waiting for its reply (what a
-    // subscriber hears comes as pushes).
-    static bool awaits_reply(FakeLink::Conn &fc) { return !fc.conn->pubsub && !fc.pending.empty(); }
+    // A connection with a command waiting for its reply: a command
+    // connection, or a RESP3 subscriber's PING (what a subscriber hears comes
+    // as pushes).
+    static bool awaits_reply(FakeLink::Conn &fc)
+    {
+        return (!fc.conn->pubsub || fc.conn->push_replies) && !fc.pending.empty();
+    }
     static bool connecting(FakeLink::Conn &fc)
     {
         return fc.open && fc.conn->state == ConnState::Connecting && !fc.conn->tcp_up;
@@ -513,6 +583,9 @@ struct Run {
         }
         default: msg = reply_of(s); break;
         }
+        // A RESP3 subscriber hears them as pushes (now and then as arrays).
+        if (conn->push_replies && what % 4 != 3 && what % 128 < 120)
+            msg[0] = '>';
         trace("  push %s: %s\n", name_of(conn), shown(msg).c_str());
         h.link.push(conn, msg);
     }

@@ -174,7 +174,7 @@ namespace
 void two_seeds(edgelock_config *cfg)
 {
     cfg->url = "redis-cluster://10.0.0.1:7000,10.0.0.2:7001";
-    cfg->sharded_pubsub = EDGELOCK_SHARDED_OFF; // the fake link speaks no RESP3
+    cfg->sharded_pubsub = EDGELOCK_SHARDED_OFF; // the map is the point here (fuzz_engine plays sharded)
     cfg->max_nodes = 4;
     cfg->command_timeout_ms = 3000;
     cfg->reconnect_min_ms = 100;

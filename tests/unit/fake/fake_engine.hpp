@@ -64,7 +64,9 @@ public:
     FakeLink(); // becomes the one fake in use (the LinkOps are plain functions)
     ~FakeLink();
     // Not const: a test may play an older hiredis (hears_subscribed_ping
-    // false) for its client's lifetime, and puts it back after.
+    // false) or a RESP3-capable one (push true: a sharded subscriber's
+    // (un)subscribes then wait for no reply, their answers come by push())
+    // for its client's lifetime, and puts it back after.
     static edgelock::LinkOps ops;
 
     bool refuse = false;     // open() fails at once
