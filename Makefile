@@ -70,7 +70,7 @@ demo: all
 	./scripts/demo.sh $(BUILD)
 
 # Coverage-guided fuzzing (tests/fuzz/: the engine under a hostile server, the
-# parsers, the CLI's input and output) with clang's libFuzzer, ASan and UBSan,
+# real link under one writing any bytes, the parsers, the CLI's input and output) with clang's libFuzzer, ASan and UBSan,
 # FUZZ_SECONDS each (default 60); scripts/fuzz.sh says more. Not part of
 # `make test`, which replays the saved corpus.
 FUZZ_SECONDS ?= 60

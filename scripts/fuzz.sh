@@ -11,12 +11,12 @@
 # counts: the corpus stays small enough for `make test` to replay under ASan
 # and qemu).
 #
-#   FUZZ_TARGETS="engine parsers cli"   which to run
+#   FUZZ_TARGETS="engine wire parsers cli"   which to run
 #   FUZZ_SECONDS=60                     how long each
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${FUZZ_BUILD:-build-fuzz}
-targets=${FUZZ_TARGETS:-engine parsers cli}
+targets=${FUZZ_TARGETS:-engine wire parsers cli}
 seconds=${FUZZ_SECONDS:-60}
 
 # clang, and its libFuzzer runtime: a package of its own since Debian 12
@@ -40,7 +40,7 @@ for t in $targets; do
   mkdir -p "$build/corpus/$t"
   "$build/tests/fuzz_$t" -max_total_time="$seconds" -max_len=4096 -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$build/" "$build/corpus/$t" "tests/fuzz/corpus/$t" 2>"$build/fuzz_$t.log" || {
-    grep -E '^fuzz_|ERROR|runtime error|SUMMARY' "$build/fuzz_$t.log" | head -20
+    grep -E '^fuzz|ERROR|runtime error|SUMMARY' "$build/fuzz_$t.log" | head -20
     echo "fuzz: $t found a fault: the input is in $build/ (crash-*, leak-*, timeout-*); log $build/fuzz_$t.log" >&2
     exit 1
   }
