@@ -209,6 +209,7 @@ static void subscriber_keepalive(Client *c, ConnConfig *cc)
     cc->keepalive_timeout_ms = timeout;
     cc->keepalive = pubsub_keepalive;
     cc->keepalive_ctx = &c->pubsub;
+    cc->channel_asked = pubsub_channel_asked;
 }
 
 static void sub_conn_ready(void *ctx)
@@ -393,6 +394,7 @@ static bool build(Client *c, const LinkOps *link)
                      !c->owns_base, // the application's loop
                      0,
                      0,
+                     nullptr,
                      nullptr,
                      nullptr,
                      nullptr}; // no keepalive: the queue's timeouts notice a dead path

@@ -302,6 +302,7 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->keepalive = cfg.keepalive;
     conn->keepalive_ctx = cfg.keepalive_ctx;
     conn->resubscribe_privdata = cfg.resubscribe_privdata;
+    conn->channel_asked = cfg.channel_asked;
     memcpy(conn->host, cfg.url->host, sizeof(conn->host));
     conn->port = cfg.url->port;
     return timer_init(&conn->timer, loop, timer_fired, conn);

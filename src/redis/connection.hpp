@@ -56,6 +56,12 @@ struct ConnHooks {
 // or to subscribe to again where a PING's answer is not heard.
 typedef bool (*ConnKeepaliveFn)(void *ctx, const Connection *conn, const char **channel, size_t *len);
 
+// A subscriber's owner: whether it has sent a SUBSCRIBE to `channel` on conn
+// that no unsubscribe reply has ended since, that is whether hiredis holds a
+// callback for the channel. The reader guard refuses a subscribe
+// confirmation for any other: hiredis asserts on one (reader_guard.hpp).
+typedef bool (*ConnChannelFn)(void *ctx, const Connection *conn, const char *channel, size_t len);
+
 // The longest channel name a keepalive PING carries.
 constexpr size_t kConnPingArgMax = 4096 + 256;
 
@@ -100,6 +106,9 @@ struct ConnConfig {
     // subscribes again: hiredis keeps one reply callback per channel, the last
     // SUBSCRIBE's, so any other would take the channel's messages from it.
     void *resubscribe_privdata;
+    // A subscriber's channels, with keepalive_ctx (ConnChannelFn); null: no
+    // subscribe confirmation is accepted.
+    ConnChannelFn channel_asked;
 };
 
 struct Connection {
@@ -151,8 +160,9 @@ struct Connection {
     uint32_t keepalive_ms, keepalive_timeout_ms;
     ConnKeepaliveFn keepalive;
     void *keepalive_ctx;
-    void *resubscribe_privdata; // as ConnConfig
-    bool ping_due;              // a keepalive PING (or SUBSCRIBE) is out, not answered yet
+    void *resubscribe_privdata;  // as ConnConfig
+    ConnChannelFn channel_asked; // as ConnConfig
+    bool ping_due;               // a keepalive PING (or SUBSCRIBE) is out, not answered yet
 };
 
 // How long a ready connection must stay up before its backoff starts over.

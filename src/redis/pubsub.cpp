@@ -241,6 +241,13 @@ void pubsub_on_reply(void *arg, redisReply *reply, void *)
                 ps->hooks.moved(ps->hooks.route_ctx);
             return;
         }
+        if (s->state == SubState::Subscribing) {
+            // Not asked for either, before the confirmation: hiredis may have
+            // dropped the channel's callback with it. Asked for again, so
+            // that hiredis and pubsub_channel_asked agree.
+            subscribe(ps, index);
+            return;
+        }
         if (s->state != SubState::Unsubscribing)
             return;
         if (s->refs > 0)
@@ -270,6 +277,16 @@ bool pubsub_keepalive(void *arg, const Connection *conn, const char **channel, s
         }
     }
     return false;
+}
+
+bool pubsub_channel_asked(void *arg, const Connection *conn, const char *channel, size_t len)
+{
+    auto *ps = static_cast<PubSub *>(arg);
+    uint32_t index = ps->closed ? kNoSub : pubsub_find(ps, channel, len);
+    if (index == kNoSub)
+        return false;
+    const Subscription *s = ps->subs.get(index);
+    return s->conn == conn && s->state != SubState::Down;
 }
 
 void pubsub_on_ready(void *arg)

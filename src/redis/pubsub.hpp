@@ -91,6 +91,9 @@ void pubsub_on_reply(void *ps, struct redisReply *reply, void *privdata);
 // ConnKeepaliveFn (redis/connection.hpp), with the PubSub as ctx: whether
 // conn carries a confirmed subscription, and that channel's name.
 bool pubsub_keepalive(void *ps, const Connection *conn, const char **channel, size_t *len);
+// ConnChannelFn (redis/connection.hpp), with the PubSub as ctx: whether a
+// SUBSCRIBE to channel went out on conn and no unsubscribe reply ended it.
+bool pubsub_channel_asked(void *ps, const Connection *conn, const char *channel, size_t len);
 // A cluster's subscriber connection is ready, or the slot map changed: make
 // every subscription that is down (on its slot's master now).
 void pubsub_resubscribe(PubSub *ps);

@@ -7,7 +7,14 @@
 // - a reply nobody asked for on a connection that is not subscribed (a
 //   subscriber before its first SUBSCRIBE included; hiredis asserts on one:
 //   the process would die, maybe holding locks) is refused before hiredis
-//   sees it.
+//   sees it, and
+// - on a subscribed connection, a reply hiredis routes by its pub/sub shape
+//   must have the shape hiredis asserts (a kind and a channel that are
+//   strings, an integer count on an unsubscribe, a confirmation only for a
+//   channel the owner asked for: ConnChannelFn), and a RESP3 push must not
+//   be one hiredis takes for a RESP2 subscriber's reply; kinds in another
+//   case, patterns' kinds and pushes on a RESP2 connection are refused too,
+//   so that hiredis and the connection's owner read every reply alike.
 // Refusing an object makes the reader fail: hiredis drops the connection, the
 // commands on it complete with EDGELOCK_ERR_CONNECTION and it reconnects.
 #pragma once

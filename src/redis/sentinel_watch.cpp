@@ -63,13 +63,22 @@ static void ready(void *ctx)
     rc.arg(kChannel);
     const char *out;
     size_t len;
-    if (!rc.finish(&out, &len) || !conn_send(&w->conn, out, len, &subscribe_tag))
+    w->asked = rc.finish(&out, &len) && conn_send(&w->conn, out, len, &subscribe_tag);
+    if (!w->asked)
         conn_drop(&w->conn); // the next sentinel, after the backoff
 }
 
 static void down(void *ctx)
 {
     static_cast<SentinelWatch *>(ctx)->subscribed = false;
+    static_cast<SentinelWatch *>(ctx)->asked = false;
+}
+
+// ConnChannelFn: its one channel, once the SUBSCRIBE went out.
+static bool channel_asked(void *ctx, const Connection *, const char *channel, size_t len)
+{
+    return static_cast<SentinelWatch *>(ctx)->asked && len == sizeof(kChannel) - 1 &&
+           memcmp(channel, kChannel, len) == 0;
 }
 
 // ConnKeepaliveFn: PING (naming the channel, as a subscriber's PING does)
@@ -89,6 +98,13 @@ static void reply(void *reply_ctx, redisReply *r, void *privdata)
     if (r && privdata == &subscribe_tag && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
         reply_text_is(r->element[0], "subscribe")) {
         w->subscribed = true;
+        return;
+    }
+    if (r && privdata == &subscribe_tag && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+        reply_text_is(r->element[0], "unsubscribe")) {
+        // Not asked for: the sentinel ended it (hiredis may have dropped the
+        // channel's callback with it). Asked for again.
+        ready(w);
         return;
     }
     // ["message", "+switch-master", text]; a drop (NULL) needs nothing: it
@@ -115,9 +131,11 @@ bool sentinel_watch_init(SentinelWatch *w, Loop *loop, const LinkOps *ops, ConnC
     cfg.to_sentinels = true;
     cfg.pubsub = true;
     w->subscribed = false;
+    w->asked = false;
+    cfg.keepalive_ctx = w;
+    cfg.channel_asked = channel_asked;
     if (cfg.keepalive) {
         cfg.keepalive = keepalive;
-        cfg.keepalive_ctx = w;
         cfg.resubscribe_privdata = &subscribe_tag;
     }
     const ConnHooks ch = {w, ready, down, nullptr, reply, w, nullptr};

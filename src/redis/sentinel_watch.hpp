@@ -22,6 +22,7 @@ struct SentinelWatch {
     Connection conn; // to the sentinels in turn (ConnConfig::to_sentinels)
     SentinelWatchHooks hooks;
     bool subscribed; // the sentinel confirmed the SUBSCRIBE on this connection
+    bool asked;      // the SUBSCRIBE went out on this connection, no unsubscribe reply since
 };
 
 // cfg as for the owner's other connections; its role and to_sentinels are set

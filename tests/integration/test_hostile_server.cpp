@@ -45,13 +45,16 @@ enum class Act {
     CloseMidReply,      // "*2 :1" then close
     MessageOnCommand,   // a pub/sub message on the command connection, before any command
     HeldThenForeignMsg, // ":300" (held elsewhere); the waiter's SUBSCRIBE gets a message of another channel
+    HeldThenAfterSubscribe, // ":300"; the waiter's SUBSCRIBE is confirmed, then gets the server's `after`
     ReplyToIdle // "+OK" on a connection that sent nothing yet (the subscriber's, before any SUBSCRIBE)
 };
 
 class HostileServer
 {
 public:
-    explicit HostileServer(Act act) : act_(act)
+    // after: for HeldThenAfterSubscribe, what follows the confirmation ("{ch}"
+    // stands for the channel, "{len}" for its length).
+    explicit HostileServer(Act act, std::string after = "") : act_(act), after_(std::move(after))
     {
         fd_ = socket(AF_INET, SOCK_STREAM, 0);
         int one = 1;
@@ -184,6 +187,8 @@ private:
                 "*3\r\n$9\r\nsubscribe\r\n$" + std::to_string(a[1].size()) + "\r\n" + a[1] + "\r\n:1\r\n");
             if (act_ == Act::HeldThenForeignMsg)
                 put(fd, "*3\r\n$7\r\nmessage\r\n$5\r\nother\r\n$1\r\n0\r\n");
+            if (act_ == Act::HeldThenAfterSubscribe)
+                put(fd, with_channel(after_, a[1]));
             return true;
         }
         if (cmd == "UNSUBSCRIBE" && a.size() > 1) {
@@ -217,7 +222,8 @@ private:
             }
             case Act::Stall: return true;
             case Act::CloseMidReply: put(fd, "*2\r\n:1\r\n"); return false;
-            case Act::HeldThenForeignMsg: put(fd, ":300\r\n"); return true;
+            case Act::HeldThenForeignMsg:
+            case Act::HeldThenAfterSubscribe: put(fd, ":300\r\n"); return true;
             }
             return true;
         }
@@ -233,7 +239,17 @@ private:
         return true;
     }
 
+    static std::string with_channel(std::string s, const std::string &channel)
+    {
+        for (size_t at; (at = s.find("{len}")) != std::string::npos;)
+            s.replace(at, 5, std::to_string(channel.size()));
+        for (size_t at; (at = s.find("{ch}")) != std::string::npos;)
+            s.replace(at, 4, channel);
+        return s;
+    }
+
     Act act_;
+    std::string after_;
     int fd_ = -1;
     uint16_t port_ = 0;
     std::atomic<bool> stop_{false};
@@ -266,6 +282,22 @@ edgelock_status first_acquire(Act act, int64_t wait_ms = 0)
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
     return st;
+}
+
+// The first acquire finds the lock held (":300"): the caller waits, on
+// whatever the server then does to its subscriber, and still gets the lock
+// (by the message, or when the TTL runs out), and leaves nothing behind.
+void waiter_gets_the_lock(const HostileServer &s)
+{
+    edgelock_client *c = make_client(s.url().c_str(), quick);
+    REQUIRE(c);
+    edgelock_lock lk = make_lock(c, "h:x");
+    CHECK_ST(edgelock_try_lock(c, lk, 10000, 10000), EDGELOCK_OK);
+    CHECK(s.acquires() >= 2);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    CHECK(wait_until(10000, [&] { return tables_idle(c); }));
+    edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
 }
 
 long max_rss_kb()
@@ -342,15 +374,7 @@ TEST_CASE(a_message_on_the_command_connection_is_dropped_with_it)
 TEST_CASE(a_message_for_another_channel_wakes_no_one_and_harms_nothing)
 {
     HostileServer s(Act::HeldThenForeignMsg);
-    edgelock_client *c = make_client(s.url().c_str(), quick);
-    REQUIRE(c);
-    edgelock_lock lk = make_lock(c, "h:x");
-    CHECK_ST(edgelock_try_lock(c, lk, 10000, 10000), EDGELOCK_OK);
-    CHECK(s.acquires() >= 2);
-    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
-    CHECK(tables_idle(c));
-    edgelock_lock_free(c, lk);
-    edgelock_client_destroy(c);
+    waiter_gets_the_lock(s);
 }
 
 // The same on the subscriber connection before it subscribed to anything:
@@ -367,4 +391,33 @@ TEST_CASE(a_reply_to_a_subscriber_that_asked_nothing_drops_the_connection_not_th
     CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
+}
+
+// A subscriber's replies that hiredis routes by their shape, where it trusts
+// the server: a confirmation for a channel it holds no callback for (the
+// first asserts there; after an unsubscribe in upper case, which hiredis
+// reads and edgelock's subscriptions would not, the same), a kind that is no
+// string, an unsubscribe without its count, a push on a RESP2 connection
+// (it would mark the context as taking pushes: messages would no longer be
+// routed). Each drops the subscriber connection, not the process: the waiter
+// gets the lock when the holder's TTL runs out, and nothing is left behind.
+TEST_CASE(a_subscriber_reply_hiredis_would_assert_on_drops_the_connection_not_the_process)
+{
+    const char *const kAfter[] = {
+        "*3\r\n$9\r\nsubscribe\r\n$5\r\nother\r\n:2\r\n",
+        "*3\r\n$11\r\nUNSUBSCRIBE\r\n${len}\r\n{ch}\r\n:0\r\n*3\r\n$9\r\nsubscribe\r\n${len}\r\n{ch}\r\n:"
+        "1\r\n",
+        "*3\r\n$10\r\npsubscribe\r\n${len}\r\n{ch}\r\n:1\r\n",
+        "*3\r\n*1\r\n:1\r\n${len}\r\n{ch}\r\n:1\r\n",
+        "*3\r\n$7\r\nmessage\r\n:5\r\n$1\r\n0\r\n",
+        "*2\r\n$11\r\nunsubscribe\r\n${len}\r\n{ch}\r\n",
+        "*3\r\n$11\r\nunsubscribe\r\n${len}\r\n{ch}\r\n$1\r\n0\r\n",
+        ">3\r\n$7\r\nmessage\r\n${len}\r\n{ch}\r\n$1\r\n0\r\n",
+        "*0\r\n",
+        "*1\r\n$7\r\nmessage\r\n",
+    };
+    for (const char *after : kAfter) {
+        HostileServer s(Act::HeldThenAfterSubscribe, after);
+        waiter_gets_the_lock(s);
+    }
 }
