@@ -126,8 +126,9 @@ static bool routed_by_shape(const Connection *conn)
 // - a push reaches its owner only if hiredis does not take it for a RESP2
 //   subscriber's reply (then it asserts the context is subscribed: a RESP3
 //   subscriber's never is, and reads elements a short one lacks).
-// True to refuse it.
-static bool misshapen(const redisReadTask *t, const char *str, size_t len)
+// `type` is the object's (the task's is the type byte's: "$-1" is a
+// string's task and a nil object). True to refuse it.
+static bool misshapen(const redisReadTask *t, int type, const char *str, size_t len)
 {
     const redisReadTask *parent = t->parent;
     if (!parent || parent->parent)
@@ -138,7 +139,7 @@ static bool misshapen(const redisReadTask *t, const char *str, size_t len)
         return false;
     const char *why = nullptr;
 #if HIREDIS_MAJOR >= 1
-    if (array->type == REDIS_REPLY_PUSH && t->idx == 0 && t->type == REDIS_REPLY_STRING &&
+    if (array->type == REDIS_REPLY_PUSH && t->idx == 0 && type == REDIS_REPLY_STRING &&
         hiredis_pubsub_word(str, len))
         why = "a RESP2 subscriber's reply as a push";
 #endif
@@ -146,18 +147,18 @@ static bool misshapen(const redisReadTask *t, const char *str, size_t len)
         Kind kind = Kind::Other;
         if (t->idx > 0 && array->element[0]->type == REDIS_REPLY_STRING)
             kind = hiredis_kind(array->element[0]->str, array->element[0]->len);
-        if (t->idx == 0 && (t->type != REDIS_REPLY_STRING || array->elements < 2))
+        if (t->idx == 0 && (type != REDIS_REPLY_STRING || array->elements < 2))
             why = "a subscriber's reply without its kind";
         else if (t->idx == 0 && !as_redis_writes_it(hiredis_kind(str, len), str, len))
             why = "a pattern's subscriber reply, or one in another case";
-        else if (t->idx == 1 && t->type != REDIS_REPLY_STRING)
+        else if (t->idx == 1 && type != REDIS_REPLY_STRING)
             why = "a subscriber's reply without its channel";
         else if (t->idx == 1 && kind == Kind::Subscribe &&
                  !(conn->channel_asked && conn->channel_asked(conn->keepalive_ctx, conn, str, len)))
             why = "a subscribe confirmation for a channel not asked for";
         else if (t->idx == 1 && kind == Kind::Unsubscribe && array->elements < 3)
             why = "an unsubscribe reply without its count";
-        else if (t->idx == 2 && kind == Kind::Unsubscribe && t->type != REDIS_REPLY_INTEGER)
+        else if (t->idx == 2 && kind == Kind::Unsubscribe && type != REDIS_REPLY_INTEGER)
             why = "an unsubscribe reply whose count is no integer";
     }
     if (!why)
@@ -169,7 +170,7 @@ static bool misshapen(const redisReadTask *t, const char *str, size_t len)
 
 static void *guarded_string(const redisReadTask *t, char *s, size_t len)
 {
-    return unrequested(t) || misshapen(t, s, len) ? nullptr : g_hiredis.createString(t, s, len);
+    return unrequested(t) || misshapen(t, t->type, s, len) ? nullptr : g_hiredis.createString(t, s, len);
 }
 
 // The element count's type differs between hiredis 0.14 (int) and 1.x (size_t).
@@ -201,28 +202,30 @@ template <typename Count> static void *guarded_array(const redisReadTask *t, Cou
                conn->role);
         return nullptr;
     }
-    return unrequested(t) || misshapen(t, "", 0) ? nullptr : g_hiredis.createArray(t, elements);
+    return unrequested(t) || misshapen(t, t->type, "", 0) ? nullptr : g_hiredis.createArray(t, elements);
 }
 
 static void *guarded_integer(const redisReadTask *t, long long v)
 {
-    return unrequested(t) || misshapen(t, "", 0) ? nullptr : g_hiredis.createInteger(t, v);
+    return unrequested(t) || misshapen(t, REDIS_REPLY_INTEGER, "", 0) ? nullptr
+                                                                      : g_hiredis.createInteger(t, v);
 }
 
 static void *guarded_nil(const redisReadTask *t)
 {
-    return unrequested(t) || misshapen(t, "", 0) ? nullptr : g_hiredis.createNil(t);
+    return unrequested(t) || misshapen(t, REDIS_REPLY_NIL, "", 0) ? nullptr : g_hiredis.createNil(t);
 }
 
 #if HIREDIS_MAJOR >= 1
 static void *guarded_double(const redisReadTask *t, double v, char *s, size_t len)
 {
-    return unrequested(t) || misshapen(t, "", 0) ? nullptr : g_hiredis.createDouble(t, v, s, len);
+    return unrequested(t) || misshapen(t, REDIS_REPLY_DOUBLE, "", 0) ? nullptr
+                                                                     : g_hiredis.createDouble(t, v, s, len);
 }
 
 static void *guarded_bool(const redisReadTask *t, int v)
 {
-    return unrequested(t) || misshapen(t, "", 0) ? nullptr : g_hiredis.createBool(t, v);
+    return unrequested(t) || misshapen(t, REDIS_REPLY_BOOL, "", 0) ? nullptr : g_hiredis.createBool(t, v);
 }
 #endif
 

@@ -413,6 +413,7 @@ TEST_CASE(a_subscriber_reply_hiredis_would_assert_on_drops_the_connection_not_th
         "*2\r\n$11\r\nunsubscribe\r\n${len}\r\n{ch}\r\n",
         "*3\r\n$11\r\nunsubscribe\r\n${len}\r\n{ch}\r\n$1\r\n0\r\n",
         ">3\r\n$7\r\nmessage\r\n${len}\r\n{ch}\r\n$1\r\n0\r\n",
+        "*3\r\n$-1\r\n$-1\r\n$-1\r\n",
         "*0\r\n",
         "*1\r\n$7\r\nmessage\r\n",
     };
