@@ -48,33 +48,19 @@ static bool unrequested(const redisReadTask *task)
 }
 
 #if HIREDIS_MAJOR >= 1
-// Bytes compared as strncasecmp compares the C string hiredis makes of them
-// (it stops at a NUL in either).
-static bool same_as_c_string(const char *s, size_t len, const char *word, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        int a = i < len ? tolower((unsigned char)s[i]) : 0;
-        int b = tolower((unsigned char)word[i]);
-        if (a != b)
-            return false;
-        if (a == 0)
-            return true;
-    }
-    return true;
-}
-
 // hiredis 1.x's test of a RESP3 push for a pub/sub reply of its own
 // (redisIsSubscribeReply): a first element of at least 7 bytes that, after
 // an optional 'p', begins "subscribe", "message" or "unsubscribe" as far as
-// it goes. hiredis routes such a push as a plain subscriber's reply.
+// it goes (strncasecmp over its length, as hiredis compares). hiredis routes
+// such a push as a plain subscriber's reply.
 static bool hiredis_pubsub_word(const char *s, size_t len)
 {
     if (len < 7)
         return false;
     size_t off = tolower((unsigned char)s[0]) == 'p';
-    return same_as_c_string(s + off, len - off, "subscribe", len - off) ||
-           same_as_c_string(s + off, len - off, "message", len - off) ||
-           same_as_c_string(s + off, len - off, "unsubscribe", len - off);
+    return strncasecmp(s + off, "subscribe", len - off) == 0 ||
+           strncasecmp(s + off, "message", len - off) == 0 ||
+           strncasecmp(s + off, "unsubscribe", len - off) == 0;
 }
 #endif
 
@@ -100,6 +86,14 @@ static bool as_redis_writes_it(Kind kind, const char *s, size_t len)
 {
     return kind == Kind::Other || (kind == Kind::Subscribe && len == 9 && memcmp(s, "subscribe", 9) == 0) ||
            (kind == Kind::Unsubscribe && len == 11 && memcmp(s, "unsubscribe", 11) == 0);
+}
+
+// Logs why a reply is refused; true.
+static bool refuse(const Connection *conn, const char *what)
+{
+    log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection: Redis sent %s; dropping the connection",
+           conn->role, what);
+    return true;
 }
 
 // Whether a reply will reach hiredis's routing of a RESP2 subscriber's
@@ -147,7 +141,7 @@ static bool misshapen(const redisReadTask *t, int type, const char *str, size_t 
         Kind kind = Kind::Other;
         if (t->idx > 0 && array->element[0]->type == REDIS_REPLY_STRING)
             kind = hiredis_kind(array->element[0]->str, array->element[0]->len);
-        if (t->idx == 0 && (type != REDIS_REPLY_STRING || array->elements < 2))
+        if (t->idx == 0 && type != REDIS_REPLY_STRING)
             why = "a subscriber's reply without its kind";
         else if (t->idx == 0 && !as_redis_writes_it(hiredis_kind(str, len), str, len))
             why = "a pattern's subscriber reply, or one in another case";
@@ -161,11 +155,7 @@ static bool misshapen(const redisReadTask *t, int type, const char *str, size_t 
         else if (t->idx == 2 && kind == Kind::Unsubscribe && type != REDIS_REPLY_INTEGER)
             why = "an unsubscribe reply whose count is no integer";
     }
-    if (!why)
-        return false;
-    log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection: Redis sent %s; dropping the connection",
-           conn->role, why);
-    return true;
+    return why && refuse(conn, why);
 }
 
 static void *guarded_string(const redisReadTask *t, char *s, size_t len)
@@ -188,20 +178,13 @@ template <typename Count> static void *guarded_array(const redisReadTask *t, Cou
     // Redis pushes only to a RESP3 connection; a push on a RESP2 one would
     // mark its context as one that takes pushes, and hiredis would then stop
     // routing the subscriber's array replies as messages.
-    if (t->type == REDIS_REPLY_PUSH && !t->parent && conn && !conn->push_replies) {
-        log_to(conn->loop->log, EDGELOCK_LOG_WARN,
-               "%s connection: Redis sent a push; dropping the connection", conn->role);
+    if (t->type == REDIS_REPLY_PUSH && !t->parent && conn && !conn->push_replies && refuse(conn, "a push"))
         return nullptr;
-    }
 #endif
     // hiredis 0.14 asserts that such a reply has a kind and a channel.
-    if (t->type == REDIS_REPLY_ARRAY && !t->parent && conn && routed_by_shape(conn) && elements < 2) {
-        log_to(conn->loop->log, EDGELOCK_LOG_WARN,
-               "%s connection: Redis sent a subscriber's reply of fewer than 2 elements; dropping the "
-               "connection",
-               conn->role);
+    if (t->type == REDIS_REPLY_ARRAY && !t->parent && conn && routed_by_shape(conn) && elements < 2 &&
+        refuse(conn, "a subscriber's reply of fewer than 2 elements"))
         return nullptr;
-    }
     return unrequested(t) || misshapen(t, t->type, "", 0) ? nullptr : g_hiredis.createArray(t, elements);
 }
 
