@@ -63,14 +63,15 @@ test-asan: deps
 test-tsan: deps
 	cmake -S . -B build-tsan -DEDGELOCK_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug $(HIREDIS_FLAGS) $(CMAKE_FLAGS)
 	cmake --build build-tsan -j$(JOBS)
-	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp \
 		ctest $(CTEST_FLAGS) -L blocking
 
 demo: all
 	./scripts/demo.sh $(BUILD)
 
 # Coverage-guided fuzzing (tests/fuzz/: the engine under a hostile server, the
-# real link under one writing any bytes, the parsers, the CLI's input and output) with clang's libFuzzer, ASan and UBSan,
+# real link and the blocking face's threads under one writing any bytes, the
+# parsers, the CLI's input and output) with clang's libFuzzer, ASan and UBSan,
 # FUZZ_SECONDS each (default 60); scripts/fuzz.sh says more. Not part of
 # `make test`, which replays the saved corpus.
 FUZZ_SECONDS ?= 60

@@ -11,12 +11,12 @@
 # counts: the corpus stays small enough for `make test` to replay under ASan
 # and qemu).
 #
-#   FUZZ_TARGETS="engine wire parsers cli"   which to run
+#   FUZZ_TARGETS="engine wire blocking parsers cli"   which to run
 #   FUZZ_SECONDS=60                     how long each
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${FUZZ_BUILD:-build-fuzz}
-targets=${FUZZ_TARGETS:-engine wire parsers cli}
+targets=${FUZZ_TARGETS:-engine wire blocking parsers cli}
 seconds=${FUZZ_SECONDS:-60}
 
 # clang, and its libFuzzer runtime: a package of its own since Debian 12

@@ -69,21 +69,10 @@ bool is_cluster_slots(const std::string &bytes)
 
 uint8_t g_tweaks;
 
-// The server, by the input's first byte: one server (0, and 3 with hiredis
-// 0.14), a cluster with plain pub/sub (1), a master behind sentinels (2), a
-// cluster with sharded pub/sub over RESP3 (3, hiredis 1.x).
-enum class Mode { Single, Cluster, Sentinel, Sharded };
-
+// The server, by the input's first byte (replies.hpp's Mode).
 Mode mode()
 {
-    switch (g_tweaks >> 6) {
-    case 1: return Mode::Cluster;
-    case 2: return Mode::Sentinel;
-#ifdef REDIS_REPLY_PUSH
-    case 3: return Mode::Sharded;
-#endif
-    default: return Mode::Single;
-    }
+    return mode_of(g_tweaks);
 }
 
 bool cluster_mode()

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What the fuzz targets that play a server share: the input read a byte at a
 // time, replies of any RESP shape made from it (RESP3 ones too with hiredis
-// 1.x), and FUZZ_TRACE's step printing.
+// 1.x), the deployment its first byte picks, and FUZZ_TRACE's step
+// printing.
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -202,6 +203,24 @@ inline std::string reply_of(Input &s, int depth)
             out += reply_of(s, depth + 1);
         return out;
     }
+    }
+}
+
+// The deployment a target's server plays, by the input's first byte: one
+// Redis (0, and 3 with hiredis 0.14), a cluster with plain pub/sub (1), a
+// master behind sentinels (2), a cluster with sharded pub/sub over RESP3
+// (3, hiredis 1.x).
+enum class Mode { Single, Cluster, Sentinel, Sharded };
+
+inline Mode mode_of(uint8_t first)
+{
+    switch (first >> 6) {
+    case 1: return Mode::Cluster;
+    case 2: return Mode::Sentinel;
+#ifdef REDIS_REPLY_PUSH
+    case 3: return Mode::Sharded;
+#endif
+    default: return Mode::Single;
     }
 }
 
