@@ -19,7 +19,10 @@ while IFS= read -r f; do
     *) continue ;;
     esac
     [ -f "$f" ] || continue
-    if ! head -10 "$f" | grep -q "SPDX-License-Identifier: BSD-3-Clause"; then
+    # The first ten lines, read without a fork (two per file made the check
+    # take seconds).
+    mapfile -t -n 10 first <"$f"
+    if [[ "${first[*]}" != *"SPDX-License-Identifier: BSD-3-Clause"* ]]; then
         echo "no SPDX line: $f"
         missing=$((missing + 1))
     fi
