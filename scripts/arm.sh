@@ -8,7 +8,8 @@
 #   scripts/arm.sh            build and test every target
 #   scripts/arm.sh build      build only (make size uses this)
 #
-# Environment: ARM_TARGETS (default "armhf aarch64"), JOBS, CMAKE_FLAGS (extra
+# Environment: ARM_TARGETS (default "armhf aarch64"), JOBS, TEST_JOBS (tests run
+# at once, default twice JOBS as in the Makefile), CMAKE_FLAGS (extra
 # -D options for the first configure), ARM_TEST_EXCLUDE (ctest -E regex),
 # ARM_TEST_BUDGET_S (seconds one target's tests may take, default 420),
 # EDGELOCK_TEXT_BUDGET (bytes of .text libedgelock.a may have on armhf),
@@ -29,6 +30,7 @@ mode=${1:-test}
 case "$mode" in test | build) ;; *) echo "usage: $0 [test|build]" >&2; exit 2 ;; esac
 targets=${ARM_TARGETS:-armhf aarch64}
 jobs=${JOBS:-2}
+test_jobs=${TEST_JOBS:-$((jobs * 2))}
 budget=${ARM_TEST_BUDGET_S:-420}
 case "${ARM_HIREDIS:-1.2}" in
 1.2) suffix=""; with=openssl; tls_flag=-DEDGELOCK_TLS=ON ;;
@@ -100,7 +102,7 @@ for t in $targets; do
       ulimit -s 1024
     fi
     cd "$build"
-    ctest --output-on-failure -L 'unit|integration' -E "$exclude" -j"$jobs" --stop-time "$stop"
+    ctest --output-on-failure -L 'unit|integration' -E "$exclude" -j"$test_jobs" --stop-time "$stop"
   )
   echo "--- arm: $t: tests passed in $(($(date +%s) - t1)) s (build $((t1 - t0)) s)"
 done
