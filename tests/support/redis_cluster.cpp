@@ -62,17 +62,13 @@ bool RedisCluster::start_node_on(int i, uint16_t port, uint16_t bus)
     snprintf(sub, sizeof(sub), "%s/n%d", dir_, i);
     mkdir(sub, 0700);
     snprintf(bus_s, sizeof(bus_s), "%u", bus);
-    const char *args[32] = {"--cluster-enabled",
-                            "yes",
-                            "--cluster-config-file",
-                            "nodes.conf",
-                            "--cluster-port",
-                            bus_s,
-                            "--cluster-node-timeout",
-                            "5000",
-                            "--dir",
-                            sub};
-    int n = 10;
+    // --repl-diskless-sync-delay 0: a replica syncs at once. By default a
+    // master waits 5 s for more replicas to share the transfer, on every
+    // start, failover and rejoin.
+    const char *args[32] = {
+        "--cluster-enabled",      "yes",  "--cluster-config-file",      "nodes.conf", "--cluster-port", bus_s,
+        "--cluster-node-timeout", "5000", "--repl-diskless-sync-delay", "0",          "--dir",          sub};
+    int n = 12;
     // The cluster bus always asks its peers for a certificate: the nodes
     // present the client one (the server one is for serverAuth only).
     std::string crt = test_cert("server") + ".crt", key = test_cert("server") + ".key",
