@@ -6,6 +6,7 @@
 // a context that is no longer current and do nothing; pending command callbacks
 // still run (with a NULL reply) so their commands complete.
 #include <hiredis/async.h>
+#include <string.h>
 #include <hiredis/hiredis.h>
 #if HIREDIS_MAJOR >= 1
 #include <hiredis/sds.h>
@@ -48,12 +49,17 @@ static void disconnect_cb(const redisAsyncContext *ac, int)
         return;
     // A TLS attempt that dropped before its handshake finished, or whose
     // server did not verify, failed in TLS, not in the network.
-    edgelock_status why = conn->tls_ssl && tls_failed(conn->tls_ssl, conn->loop->log)
+    char tls_why[160];
+    edgelock_status why = conn->tls_ssl && tls_failed(conn->tls_ssl, ac->errstr, tls_why, sizeof(tls_why))
                               ? EDGELOCK_ERR_TLS
                               : EDGELOCK_ERR_CONNECTION;
+    // hiredis says strerror(errno) for OpenSSL's failures too: "Success".
+    const char *err = why == EDGELOCK_ERR_TLS                                 ? tls_why
+                      : conn->tls_ssl && strcmp(ac->errstr, strerror(0)) == 0 ? "a TLS error"
+                                                                              : ac->errstr;
     conn->link = nullptr;
     conn->tls_ssl = nullptr; // freed with the context, after this callback
-    conn_link_down(conn, why, ac->errstr);
+    conn_link_down(conn, why, err);
 }
 
 static void reply_cb(redisAsyncContext *ac, void *reply, void *privdata)

@@ -12,6 +12,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <stdio.h>
 #include <string.h>
 #endif
 
@@ -147,14 +148,20 @@ void tls_clear_thread_errors()
     ERR_clear_error();
 }
 
-bool tls_failed(void *ssl, const LogSink *log)
+bool tls_failed(void *ssl, const char *io_error, char *why, size_t cap)
 {
     auto *s = static_cast<SSL *>(ssl);
     long verify = SSL_get_verify_result(s);
-    if (verify != X509_V_OK)
-        log_to(log, EDGELOCK_LOG_WARN, "TLS: the server's certificate did not verify: %s",
-               X509_verify_cert_error_string(verify));
-    return verify != X509_V_OK || !SSL_is_init_finished(s);
+    if (verify != X509_V_OK) {
+        snprintf(why, cap, "the server's certificate did not verify: %s",
+                 X509_verify_cert_error_string(verify));
+        return true;
+    }
+    if (SSL_is_init_finished(s))
+        return false;
+    bool said = io_error && io_error[0] && strcmp(io_error, strerror(0)) != 0;
+    snprintf(why, cap, "the handshake did not finish%s%s", said ? ": " : "", said ? io_error : "");
+    return true;
 }
 
 #else // no TLS in this build
@@ -183,7 +190,7 @@ void *tls_attach(void *, redisContext *, const char *, bool, const LogSink *, ed
 
 void tls_clear_thread_errors() {}
 
-bool tls_failed(void *, const LogSink *)
+bool tls_failed(void *, const char *, char *, size_t)
 {
     return false;
 }
