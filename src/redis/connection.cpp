@@ -293,6 +293,7 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->tls_name = cfg.tls_name;
     conn->tls_verify = cfg.tls_verify;
     conn->down_status = EDGELOCK_ERR_CONNECTION;
+    conn->refused_reply = nullptr;
     conn->sentinel_password = cfg.sentinel_password;
     conn->to_sentinels = cfg.to_sentinels && cfg.url->sentinel;
     conn->pubsub = cfg.pubsub;

@@ -146,6 +146,10 @@ struct Connection {
     // bring comes as pushes (LinkOps::push). Sharded pub/sub.
     bool push_replies;
     uint32_t replies_due; // commands sent on this link not yet answered
+    // What the reader guard refused on this link, which ends it ("a reply no
+    // command asked for"), for the log line that says why it was lost:
+    // hiredis says "Out of memory" of any refused object. Null: nothing.
+    const char *refused_reply;
     // Which Redis process this link talks to: the first 64 bits of its run_id
     // (INFO server), 0 when unknown. It changes when Redis restarts, and with
     // it the numbering of fencing tokens if the data was lost.

@@ -53,10 +53,16 @@ static void disconnect_cb(const redisAsyncContext *ac, int)
     edgelock_status why = conn->tls_ssl && tls_failed(conn->tls_ssl, ac->errstr, tls_why, sizeof(tls_why))
                               ? EDGELOCK_ERR_TLS
                               : EDGELOCK_ERR_CONNECTION;
-    // hiredis says strerror(errno) for OpenSSL's failures too: "Success".
-    const char *err = why == EDGELOCK_ERR_TLS                                 ? tls_why
-                      : conn->tls_ssl && strcmp(ac->errstr, strerror(0)) == 0 ? "a TLS error"
-                                                                              : ac->errstr;
+    // hiredis says strerror(errno) for OpenSSL's failures too ("Success"),
+    // and "Out of memory" when the reader guard refused a reply.
+    char refused[128];
+    const char *err = ac->errstr;
+    if (why == EDGELOCK_ERR_TLS)
+        err = tls_why;
+    else if (conn->refused_reply && ac->err == REDIS_ERR_OOM)
+        err = (snprintf(refused, sizeof(refused), "Redis sent %s", conn->refused_reply), refused);
+    else if (conn->tls_ssl && strcmp(ac->errstr, strerror(0)) == 0)
+        err = "a TLS error";
     conn->link = nullptr;
     conn->tls_ssl = nullptr; // freed with the context, after this callback
     conn_link_down(conn, why, err);
@@ -144,6 +150,7 @@ static bool open(Connection *conn)
     ac->data = conn;
     conn->link = ac;
     conn->replies_due = 0;
+    conn->refused_reply = nullptr;
     reader_guard_attach(ac->c.reader, conn);
     conn->tls_ssl = nullptr;
 #if HIREDIS_MAJOR >= 1

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "redis/reader_guard.hpp"
-#include "base/log.hpp"
 
 #include <ctype.h>
 #include <string.h>
@@ -28,6 +27,14 @@ static bool subscribed(const Connection *conn)
     return conn->pubsub && ac && (ac->c.flags & REDIS_SUBSCRIBED);
 }
 
+// Notes why a reply is refused, for the line that logs the connection's end
+// (link_hiredis.cpp); true.
+static bool refuse(Connection *conn, const char *what)
+{
+    conn->refused_reply = what;
+    return true;
+}
+
 // A reply (not an element of one) that no command waits for, where hiredis
 // would assert on it.
 static bool unrequested(const redisReadTask *task)
@@ -42,9 +49,7 @@ static bool unrequested(const redisReadTask *task)
     if (conn->push_replies && task->type == REDIS_REPLY_PUSH)
         return false;
 #endif
-    log_to(conn->loop->log, EDGELOCK_LOG_WARN,
-           "%s connection: Redis sent a reply no command asked for; dropping it", conn->role);
-    return true;
+    return refuse(conn, "a reply no command asked for");
 }
 
 #if HIREDIS_MAJOR >= 1
@@ -86,14 +91,6 @@ static bool as_redis_writes_it(Kind kind, const char *s, size_t len)
 {
     return kind == Kind::Other || (kind == Kind::Subscribe && len == 9 && memcmp(s, "subscribe", 9) == 0) ||
            (kind == Kind::Unsubscribe && len == 11 && memcmp(s, "unsubscribe", 11) == 0);
-}
-
-// Logs why a reply is refused; true.
-static bool refuse(const Connection *conn, const char *what)
-{
-    log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connection: Redis sent %s; dropping the connection",
-           conn->role, what);
-    return true;
 }
 
 // Whether a reply will reach hiredis's routing of a RESP2 subscriber's
@@ -168,10 +165,9 @@ template <typename Count> static void *guarded_array(const redisReadTask *t, Cou
 {
     auto *conn = static_cast<Connection *>(t->privdata);
     if ((uint64_t)elements > kMaxReplyElements) {
-        log_to(conn ? conn->loop->log : nullptr, EDGELOCK_LOG_WARN,
-               "a reply announced %llu elements (most allowed: %llu); "
-               "dropping the connection",
-               (unsigned long long)elements, (unsigned long long)kMaxReplyElements);
+        static_assert(kMaxReplyElements == 65536, "the text names it");
+        if (conn)
+            refuse(conn, "an array of more elements than any reply edgelock reads (65536)");
         return nullptr;
     }
 #if HIREDIS_MAJOR >= 1

@@ -20,6 +20,7 @@
 
 #include "check.hpp"
 #include "clients.hpp"
+#include "log_capture.hpp"
 #include "edgelock/edgelock.h"
 #include "redis_server.hpp"
 #include "redisson/scripts.hpp"
@@ -268,11 +269,21 @@ void quick(edgelock_config *cfg)
     cfg->reconnect_max_ms = 200;
 }
 
+// The warnings of a client made with quick_logged.
+LogCapture g_log;
+
+void quick_logged(edgelock_config *cfg)
+{
+    quick(cfg);
+    g_log.clear();
+    g_log.attach(cfg, EDGELOCK_LOG_WARN);
+}
+
 // One try_lock (no wait, fixed lease) against a server acting as told.
-edgelock_status first_acquire(Act act, int64_t wait_ms = 0)
+edgelock_status first_acquire(Act act, int64_t wait_ms = 0, void (*tweak)(edgelock_config *) = quick)
 {
     HostileServer s(act);
-    edgelock_client *c = make_client(s.url().c_str(), quick);
+    edgelock_client *c = make_client(s.url().c_str(), tweak);
     if (!c)
         return EDGELOCK_ERR_INVALID_ARG;
     edgelock_lock lk = make_lock(c, "h:x");
@@ -316,15 +327,18 @@ TEST_CASE(the_fake_server_is_good_enough_for_a_lock)
 
 // hiredis asserts on a reply with no command waiting for it: a gateway would
 // die holding the lock it just took. It lives on, holds the lock, and the
-// next call goes out on a fresh connection.
+// next call goes out on a fresh connection. The log says why the connection
+// went (hiredis's own text for a refused reply is "Out of memory").
 TEST_CASE(a_reply_nobody_asked_for_drops_the_connection_not_the_process)
 {
     HostileServer s(Act::ExtraReply);
-    edgelock_client *c = make_client(s.url().c_str(), quick);
+    edgelock_client *c = make_client(s.url().c_str(), quick_logged);
     REQUIRE(c);
     edgelock_lock lk = make_lock(c, "h:x");
     CHECK_ST(edgelock_try_lock(c, lk, 0, 10000), EDGELOCK_OK);
     CHECK(wait_until(10000, [&] { return stats_of(c).reconnects >= 1; }));
+    CHECK(g_log.has("command connection lost: Redis sent a reply no command asked for"));
+    CHECK(!g_log.has("Out of memory"));
     CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
@@ -334,8 +348,10 @@ TEST_CASE(a_reply_nobody_asked_for_drops_the_connection_not_the_process)
 TEST_CASE(an_array_of_two_billion_elements_is_refused_in_bounded_memory)
 {
     long before = max_rss_kb();
-    CHECK_ST(first_acquire(Act::HugeArray), EDGELOCK_ERR_CONNECTION);
+    CHECK_ST(first_acquire(Act::HugeArray, 0, quick_logged), EDGELOCK_ERR_CONNECTION);
     CHECK(max_rss_kb() - before < 256 * 1024); // kB: nothing near 16 GB was touched
+    CHECK(g_log.has("connection lost: Redis sent an array of more elements than any reply edgelock reads"));
+    CHECK(!g_log.has("Out of memory"));
 }
 
 TEST_CASE(replies_of_the_wrong_type_are_protocol_errors)

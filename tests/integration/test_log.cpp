@@ -11,44 +11,13 @@
 #include "check.hpp"
 #include "clients.hpp"
 #include "edgelock/edgelock.h"
+#include "log_capture.hpp"
 #include "redis_server.hpp"
 
 namespace
 {
 
-struct Captured {
-    std::mutex m;
-    std::vector<std::pair<int, std::string>> lines;
-    bool has(const char *part)
-    {
-        std::lock_guard<std::mutex> g(m);
-        for (auto &l : lines)
-            if (l.second.find(part) != std::string::npos)
-                return true;
-        return false;
-    }
-    int max_level()
-    {
-        std::lock_guard<std::mutex> g(m);
-        int lv = -1;
-        for (auto &l : lines)
-            lv = l.first > lv ? l.first : lv;
-        return lv;
-    }
-    size_t size()
-    {
-        std::lock_guard<std::mutex> g(m);
-        return lines.size();
-    }
-};
-
-// Any thread may call it: the client's loop thread or a caller leading it.
-void capture(void *user, edgelock_log_level level, const char *message)
-{
-    auto *c = static_cast<Captured *>(user);
-    std::lock_guard<std::mutex> g(c->m);
-    c->lines.emplace_back((int)level, message);
-}
+using Captured = LogCapture;
 
 edgelock_client *logging_client(const char *url, Captured *cap, edgelock_log_level level)
 {
@@ -57,9 +26,7 @@ edgelock_client *logging_client(const char *url, Captured *cap, edgelock_log_lev
     cfg.url = url;
     cfg.command_timeout_ms = 1000;
     cfg.connect_timeout_ms = 1000;
-    cfg.log_fn = capture;
-    cfg.log_user = cap;
-    cfg.log_level = level;
+    cap->attach(&cfg, level);
     edgelock_client *c = nullptr;
     return edgelock_client_create(&cfg, nullptr, &c) == EDGELOCK_OK ? c : nullptr;
 }
@@ -145,8 +112,7 @@ TEST_CASE(a_tls_setup_error_reaches_log_fn_during_create)
     edgelock_config_init(&cfg);
     cfg.url = "rediss://127.0.0.1:1";
     cfg.tls_ca = "/nonexistent/edgelock-ca.pem";
-    cfg.log_fn = capture;
-    cfg.log_user = &cap;
+    cap.attach(&cfg, EDGELOCK_LOG_WARN);
     edgelock_client *c = nullptr;
     CHECK_ST(edgelock_client_create(&cfg, nullptr, &c), EDGELOCK_ERR_TLS);
     CHECK(cap.has("/nonexistent/edgelock-ca.pem"));
