@@ -74,10 +74,10 @@ demo: all
 	./scripts/demo.sh $(BUILD)
 
 # Coverage-guided fuzzing (tests/fuzz/: the engine under a hostile server, the
-# real link and the blocking face's threads under one writing any bytes, the
-# parsers, the CLI's input and output) with clang's libFuzzer, ASan and UBSan,
-# FUZZ_SECONDS each (default 60); scripts/fuzz.sh says more. Not part of
-# `make test`, which replays the saved corpus.
+# real link, plain and TLS, and the blocking face's threads under one writing
+# any bytes, the parsers, the CLI's input and output) with clang's libFuzzer,
+# ASan and UBSan, FUZZ_SECONDS each (default 60); scripts/fuzz.sh says more.
+# Not part of `make test`, which replays the saved corpus.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	JOBS=$(JOBS) FUZZ_SECONDS=$(FUZZ_SECONDS) HIREDIS_FLAGS="$(HIREDIS_FLAGS)" ./scripts/fuzz.sh

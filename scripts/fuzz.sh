@@ -11,12 +11,13 @@
 # counts: the corpus stays small enough for `make test` to replay under ASan
 # and qemu).
 #
-#   FUZZ_TARGETS="engine wire blocking parsers cli"   which to run
+#   FUZZ_TARGETS="engine wire tls blocking parsers cli"   which to run (tls:
+#                                       builds with TLS; left out without)
 #   FUZZ_SECONDS=60                     how long each
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${FUZZ_BUILD:-build-fuzz}
-targets=${FUZZ_TARGETS:-engine wire blocking parsers cli}
+targets=${FUZZ_TARGETS:-engine wire tls blocking parsers cli}
 seconds=${FUZZ_SECONDS:-60}
 
 # clang, and its libFuzzer runtime: a package of its own since Debian 12
@@ -30,6 +31,9 @@ fi
 # shellcheck disable=SC2086 # HIREDIS_FLAGS is a list of -D options
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
   -DEDGELOCK_SANITIZE=address,undefined -DEDGELOCK_FUZZ=ON ${HIREDIS_FLAGS:-}
+if [ -z "${FUZZ_TARGETS:-}" ] && ! cmake --build "$build" --target help | grep -q edgelock_fuzz_tls; then
+  targets=${targets/ tls/} # hiredis 0.14 or no OpenSSL: no TLS to fuzz
+fi
 for t in $targets; do
   cmake --build "$build" -j"${JOBS:-2}" --target "edgelock_fuzz_$t"
 done

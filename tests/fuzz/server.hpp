@@ -8,7 +8,9 @@
 // (Mode): one Redis on a unix socket, or over loopback TCP a cluster (plain
 // or sharded pub/sub, the latter with RESP3 subscribers) or a master behind
 // a sentinel. A target includes it once: it defines connect() and
-// getaddrinfo() for the whole program.
+// getaddrinfo() for the whole program. Built with EDGELOCK_FUZZ_TLS
+// (fuzz_tls), every connection is TLS (tls_side.hpp), over loopback TCP in
+// every deployment.
 #pragma once
 
 #include <arpa/inet.h>
@@ -32,6 +34,9 @@
 
 #include "edgelock/edgelock.h"
 #include "replies.hpp"
+#if EDGELOCK_FUZZ_TLS
+#include "tls_side.hpp"
+#endif
 
 namespace fuzz
 {
@@ -216,6 +221,13 @@ inline bool cluster_mode()
     return g_mode == Mode::Cluster || g_mode == Mode::Sharded;
 }
 
+#if EDGELOCK_FUZZ_TLS
+constexpr bool kTls = true;
+#else
+constexpr bool kTls = false;
+struct ssl_st;
+#endif
+
 // A connection the client made, from the server's side.
 struct Peer {
     int fd = -1;
@@ -225,7 +237,43 @@ struct Peer {
     std::string in;                                  // read, not yet a whole command
     std::deque<std::vector<std::string>> unanswered; // read, oldest first
     std::vector<std::string> channels;               // named by its (un)subscribes
+    struct ssl_st *ssl = nullptr;                    // fuzz_tls: the server's TLS (freed by Server::drop)
 };
+
+// Bytes to a connection's socket (MSG_NOSIGNAL: the client may have closed
+// it; that is the server's SIGPIPE, not the client's): as TLS records unless
+// `raw`. False when the socket took none.
+inline bool put_out(Peer &p, const char *data, size_t n, bool raw = false)
+{
+#if EDGELOCK_FUZZ_TLS
+    std::string records;
+    if (!raw) {
+        records = tls_wrap(p.ssl, data, n);
+        data = records.data();
+        n = records.size();
+    }
+#else
+    (void)raw;
+#endif
+    return n == 0 || send(p.fd, data, n, MSG_NOSIGNAL) >= 0;
+}
+
+// Bytes read from a connection's socket, into p.in as the server reads them
+// (decrypted with TLS; the handshake's answer goes out). False: the client
+// broke the TLS session, and the server drops the connection.
+inline bool take_in(Peer &p, const char *raw, size_t n)
+{
+#if EDGELOCK_FUZZ_TLS
+    bool ok = tls_take(p.ssl, raw, n, &p.in);
+    std::string out = tls_pending(p.ssl);
+    if (!out.empty())
+        (void)send(p.fd, out.data(), out.size(), MSG_NOSIGNAL);
+    return ok;
+#else
+    p.in.append(raw, n);
+    return true;
+#endif
+}
 
 // An array, or on a RESP3 connection a push (pub/sub's replies and messages).
 inline std::string pubsub_reply(const Peer &p, const std::vector<std::string> &parts)
@@ -334,15 +382,25 @@ struct Server {
     virtual ~Server()
     {
         accept_all();
-        for (Peer &p : peers)
-            close(p.fd);
+        while (!peers.empty())
+            drop(&peers.back());
+    }
+
+    // A connection closed by the server, or found closed by the client.
+    void drop(Peer *p)
+    {
+        close(p->fd);
+#if EDGELOCK_FUZZ_TLS
+        SSL_free(p->ssl);
+#endif
+        peers.erase(peers.begin() + (p - peers.data()));
     }
 
     void accept_all()
     {
-        for (int k = -1; k < kNodes; k++) {
-            if (k >= 0 && g_mode == Mode::Single)
-                break;
+        for (int k = kTls ? 0 : -1; k < kNodes; k++) {
+            if (k > (kTls ? 0 : -1) && g_mode == Mode::Single)
+                break; // one Redis: on the unix socket, or with TLS node 0
             for (;;) {
                 int fd = accept4(k < 0 ? listener().fd : node(k).fd, nullptr, nullptr,
                                  SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -352,6 +410,9 @@ struct Server {
                 p.fd = fd;
                 p.id = next_id++;
                 p.node = k;
+#if EDGELOCK_FUZZ_TLS
+                p.ssl = tls_accept(tls_side(listener().dir), p.id);
+#endif
                 trace("  accepted connection %d (node %d)\n", p.id, k);
                 peers.push_back(p);
             }
@@ -366,13 +427,13 @@ struct Server {
         for (size_t i = 0; i < peers.size();) {
             Peer &p = peers[i];
             char buf[4096];
-            ssize_t n;
-            while ((n = read(p.fd, buf, sizeof(buf))) > 0)
-                p.in.append(buf, (size_t)n);
-            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
-                trace("  connection %d closed by the client\n", p.id);
-                close(p.fd);
-                peers.erase(peers.begin() + (long)i);
+            ssize_t n = 0;
+            bool broken = false;
+            while (!broken && (n = read(p.fd, buf, sizeof(buf))) > 0)
+                broken = !take_in(p, buf, (size_t)n);
+            if (broken || n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+                trace("  connection %d closed by the client%s\n", p.id, broken ? " (TLS)" : "");
+                drop(&p);
                 continue;
             }
             i++;
@@ -386,7 +447,10 @@ struct Server {
         }
     }
 
-    Peer *peer(uint8_t n) { return peers.empty() ? nullptr : &peers[n % peers.size()]; }
+    Peer *peer(uint8_t n)
+    {
+        return peers.empty() ? nullptr : &peers[n % peers.size()];
+    }
     Peer *find(int id)
     {
         for (Peer &p : peers)
@@ -396,22 +460,21 @@ struct Server {
     }
 
     // Bytes to the client, at most in two pieces with a pump() between (a
-    // reply cut anywhere, as TCP may deliver it).
-    void write_out(Peer *p, const std::string &any_bytes, Input &s)
+    // reply cut anywhere, as TCP may deliver it; with TLS, two records).
+    // What the socket does not take is lost, as with a server that gives up
+    // on a slow reader. raw: past TLS, bytes that are no record.
+    void write_out(Peer *p, const std::string &any_bytes, Input &s, bool raw = false)
     {
         const std::string bytes = g_mode == Mode::Single ? any_bytes : local_addresses(any_bytes);
         size_t cut = s.n == 0 ? bytes.size() : s.byte() % (bytes.size() + 1);
-        trace("  connection %d write: %s\n", p->id, shown(bytes).c_str());
-        // MSG_NOSIGNAL: the client may have closed it (this is the server's
-        // SIGPIPE, not the client's). What the socket does not take is lost,
-        // as with a server that gives up on a slow reader.
-        if (cut > 0 && send(p->fd, bytes.data(), cut, MSG_NOSIGNAL) < 0)
+        trace("  connection %d write%s: %s\n", p->id, raw && kTls ? " (no TLS)" : "", shown(bytes).c_str());
+        if (cut > 0 && !put_out(*p, bytes.data(), cut, raw))
             return;
         if (cut < bytes.size()) {
             int id = p->id;
             pump(); // may accept connections: `p` may move
             if (Peer *still = find(id))
-                (void)send(still->fd, bytes.data() + cut, bytes.size() - cut, MSG_NOSIGNAL);
+                (void)put_out(*still, bytes.data() + cut, bytes.size() - cut, raw);
         }
     }
 
@@ -475,22 +538,30 @@ struct Server {
                       s);
             return true;
         }
-        case 12: { // anything: a reply nobody asked for, or bytes that are no RESP at all
+        case 12: { // anything: a reply nobody asked for, or bytes that are no RESP at all (no TLS either)
             Peer *p = peer(s.byte());
-            if (p)
-                write_out(p, s.byte() % 2 ? reply_of(s) : s.bytes(64), s);
+            if (!p)
+                return true;
+            if (s.byte() % 2)
+                write_out(p, reply_of(s), s);
+            else
+                write_out(p, s.bytes(64), s, true);
             return true;
         }
-        case 13: { // the server closes a connection (at once, or its writing half)
+        case 13: { // the server closes a connection (at once, or its writing half; with TLS, said or not)
             uint8_t n = s.byte();
             if (Peer *p = peer(n)) {
                 trace("  connection %d closed\n", p->id);
-                if (n & 128) {
-                    shutdown(p->fd, SHUT_WR);
-                } else {
-                    close(p->fd);
-                    peers.erase(peers.begin() + (p - peers.data()));
+#if EDGELOCK_FUZZ_TLS
+                if (n & 64) {
+                    std::string notify = tls_close_notify(p->ssl);
+                    (void)put_out(*p, notify.data(), notify.size(), true);
                 }
+#endif
+                if (n & 128)
+                    shutdown(p->fd, SHUT_WR);
+                else
+                    drop(p);
             }
             return true;
         }
@@ -519,8 +590,12 @@ inline void configure(edgelock_config *cfg, std::string *url, uint8_t tweaks)
     } else if (g_mode == Mode::Sentinel) {
         *url = "redis-sentinel://" + node_address(0) + "/mymaster";
     } else {
-        *url = "unix://" + listener().path;
+        *url = kTls ? "redis://" + node_address(0) : "unix://" + listener().path;
     }
+#if EDGELOCK_FUZZ_TLS
+    url->insert(5, "s"); // rediss://, rediss-cluster://, rediss-sentinel://
+    cfg->tls_ca = tls_side(listener().dir).ca_path.c_str();
+#endif
     cfg->url = url->c_str();
     if (g_trace) {
         cfg->log_fn = log_line;
@@ -560,9 +635,9 @@ inline void first_handles(edgelock_client *c, edgelock_lock locks[4])
 // answered for it (unless & 32), then up to 300 steps.
 template <typename Run> int run_input(const uint8_t *data, size_t size)
 {
-#if !defined(HIREDIS_MAJOR) || HIREDIS_MAJOR < 1
-    // hiredis 0.14 writes with a plain write(): the application ignores
-    // SIGPIPE, as the header asks.
+#if !defined(HIREDIS_MAJOR) || HIREDIS_MAJOR < 1 || EDGELOCK_FUZZ_TLS
+    // hiredis 0.14 writes with a plain write(), OpenSSL with its own: the
+    // application ignores SIGPIPE, as the header asks.
     signal(SIGPIPE, SIG_IGN);
 #endif
     Input s{data, size};
