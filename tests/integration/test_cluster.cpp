@@ -389,7 +389,14 @@ TEST_CASE(a_long_wait_keeps_the_nodes_subscriber_through_its_pings)
 #endif
         long long before = command_calls(node, keepalive);
         sleep_ms(7000);
-        CHECK_EQ(redis_integer(node, "CLIENT ID") - id_before, 2);
+        long long made = redis_integer(node, "CLIENT ID") - id_before;
+        if (made != 2) { // whose connection: for the failure's report
+            redisReply *r = node.command("CLIENT LIST");
+            fprintf(stderr, "  connections on the node:\n%s", r && r->str ? r->str : "(no answer)\n");
+            if (r)
+                freeReplyObject(r);
+        }
+        CHECK_EQ(made, 2);
         CHECK(command_calls(node, keepalive) >= before + 2); // the keepalive ran
     });
 }

@@ -160,6 +160,16 @@ bool RedisCluster::start(bool tls)
     for (int i = 0; i < kNodes; i++)
         if (!start_node(i))
             return false;
+    // Distinct config epochs from the start, as redis-cli --cluster create
+    // sets them (only a node that knows no other may be told one). Left at
+    // 0, the nodes make them distinct by gossip, which takes a while: a
+    // slot moved by SETSLOT NODE meanwhile could go back to its old master,
+    // whose claim had the higher epoch (seen as MOVED from the new one).
+    for (int i = 0; i < kNodes; i++)
+        if (!reply_is(nodes_[i].command("CLUSTER SET-CONFIG-EPOCH %d", i + 1), "OK")) {
+            fprintf(stderr, "cluster: SET-CONFIG-EPOCH on node %d refused\n", i);
+            return false;
+        }
     for (int i = 0; i < kMasters; i++)
         if (!reply_is(nodes_[i].command("CLUSTER ADDSLOTSRANGE %u %u", slot_lo(i), slot_hi(i)), "OK")) {
             fprintf(stderr, "cluster: ADDSLOTSRANGE on node %d refused\n", i);
