@@ -319,6 +319,11 @@ TEST_CASE(leases_left_to_run_out_do_not_fill_the_hold_table)
 
 // n threads spread over the clients try one key with a 10 ms wait and a long
 // lease: exactly one gets it. The winner unlocks once every thread is done.
+// The lease outlasts anything the test waits for: with 10 s, a loaded
+// machine under TSan (1000 threads, other suites beside it) took longer to
+// finish the threads, the lease ran out, and a late thread rightly took the
+// lock too.
+static constexpr int64_t kHeldLongerThanTheTest = 600000; // ms; the test's timeout
 static void exactly_one_of(const char *key, edgelock_client **clients, int nclients, int n)
 {
     RedisServer &r = shared_server();
@@ -334,7 +339,7 @@ static void exactly_one_of(const char *key, edgelock_client **clients, int nclie
         threads.emplace_back([&, i] {
             edgelock_client *c = clients[i % nclients];
             edgelock_lock lk = locks[(size_t)(i % nclients)];
-            edgelock_status st = edgelock_try_lock(c, lk, 10, 10000);
+            edgelock_status st = edgelock_try_lock(c, lk, 10, kHeldLongerThanTheTest);
             if (st == EDGELOCK_OK)
                 ok++;
             else if (st == EDGELOCK_ERR_WAIT_TIMEOUT)
