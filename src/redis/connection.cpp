@@ -260,8 +260,7 @@ static void timer_fired(void *arg, Timer *)
     if (conn->state == ConnState::Connecting) {
         // Connected, but the TLS handshake never finished (a server that does
         // not speak TLS on that port waits for a line end that never comes).
-        char why[160];
-        bool tls = conn->tcp_up && conn->tls_ssl && tls_failed(conn->tls_ssl, nullptr, why, sizeof(why));
+        bool tls = conn->tcp_up && conn->tls_ssl && tls_failed(conn->tls_ssl, nullptr, nullptr, 0);
         log_to(conn->loop->log, EDGELOCK_LOG_WARN, "%s connect timed out%s", conn->role,
                tls ? " in the TLS handshake" : "");
         conn_drop(conn);

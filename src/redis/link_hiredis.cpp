@@ -6,6 +6,7 @@
 // a context that is no longer current and do nothing; pending command callbacks
 // still run (with a NULL reply) so their commands complete.
 #include <hiredis/async.h>
+#include <stdio.h>
 #include <string.h>
 #include <hiredis/hiredis.h>
 #if HIREDIS_MAJOR >= 1
@@ -59,9 +60,10 @@ static void disconnect_cb(const redisAsyncContext *ac, int)
     const char *err = ac->errstr;
     if (why == EDGELOCK_ERR_TLS)
         err = tls_why;
-    else if (conn->refused_reply && ac->err == REDIS_ERR_OOM)
-        err = (snprintf(refused, sizeof(refused), "Redis sent %s", conn->refused_reply), refused);
-    else if (conn->tls_ssl && strcmp(ac->errstr, strerror(0)) == 0)
+    else if (conn->refused_reply && ac->err == REDIS_ERR_OOM) {
+        snprintf(refused, sizeof(refused), "Redis sent %s", conn->refused_reply);
+        err = refused;
+    } else if (conn->tls_ssl && strcmp(ac->errstr, strerror(0)) == 0)
         err = "a TLS error";
     conn->link = nullptr;
     conn->tls_ssl = nullptr; // freed with the context, after this callback

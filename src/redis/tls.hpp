@@ -43,7 +43,7 @@ void *tls_attach(void *ctx, struct redisContext *c, const char *name, bool verif
 void tls_clear_thread_errors();
 // After the connection failed: true when TLS failed (the handshake did not
 // finish, or the server's certificate or name did not verify), with what
-// failed in why[cap] for the log. io_error: hiredis's text for the failure,
+// failed in why[cap] for the log (why may be null with cap 0). io_error: hiredis's text for the failure,
 // which is strerror(errno) even when OpenSSL failed and errno is 0
 // ("Success"); such a text is left out.
 bool tls_failed(void *ssl, const char *io_error, char *why, size_t cap);
