@@ -270,7 +270,10 @@ static void loop_main(void *arg)
     for (;;) {
         uint32_t wait_ms = f->lead_grace_ms
                            << (busy_looks < kMaxLookBackoffShift ? busy_looks : kMaxLookBackoffShift);
-        if (f->leader == Leader::None && f->want_lead == 0) {
+        // A stop outranks a follower asking for the lead: hand_off_locked
+        // promotes no one once the client stops, and the shutdown below ends
+        // that follower's call. Waiting for want_lead to fall would wait for ever.
+        if (f->leader == Leader::None && (f->want_lead == 0 || f->loop_stop)) {
             uint64_t idle_ms = edgelock_port_now_ms() - f->idle_since_ms;
             if (f->loop_stop || f->loop_requests > 0 || f->inbox || idle_ms >= f->lead_grace_ms) {
                 set_leader(c, Leader::Loop, self);
