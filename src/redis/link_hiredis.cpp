@@ -63,7 +63,7 @@ static void disconnect_cb(const redisAsyncContext *ac, int)
     else if (conn->refused_reply && ac->err == REDIS_ERR_OOM) {
         snprintf(refused, sizeof(refused), "Redis sent %s", conn->refused_reply);
         err = refused;
-    } else if (conn->tls_ssl && strcmp(ac->errstr, strerror(0)) == 0)
+    } else if (conn->tls_ssl && tls_io_error_says_nothing(ac->errstr))
         err = "a TLS error";
     conn->link = nullptr;
     conn->tls_ssl = nullptr; // freed with the context, after this callback

@@ -13,11 +13,16 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <stdio.h>
-#include <string.h>
 #endif
+#include <string.h>
 
 namespace edgelock
 {
+
+bool tls_io_error_says_nothing(const char *io_error)
+{
+    return !io_error || !io_error[0] || strcmp(io_error, strerror(0)) == 0;
+}
 
 #if EDGELOCK_HAVE_TLS
 
@@ -159,7 +164,7 @@ bool tls_failed(void *ssl, const char *io_error, char *why, size_t cap)
     }
     if (SSL_is_init_finished(s))
         return false;
-    bool said = io_error && io_error[0] && strcmp(io_error, strerror(0)) != 0;
+    bool said = !tls_io_error_says_nothing(io_error);
     snprintf(why, cap, "the handshake did not finish%s%s", said ? ": " : "", said ? io_error : "");
     return true;
 }

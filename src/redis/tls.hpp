@@ -47,5 +47,9 @@ void tls_clear_thread_errors();
 // which is strerror(errno) even when OpenSSL failed and errno is 0
 // ("Success"); such a text is left out.
 bool tls_failed(void *ssl, const char *io_error, char *why, size_t cap);
+// True when hiredis's text for a failed TLS link names nothing: empty, or
+// strerror(0) ("Success"), which hiredis writes when OpenSSL failed and errno
+// is 0.
+bool tls_io_error_says_nothing(const char *io_error);
 
 } // namespace edgelock
