@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "sweep_call.hpp"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+
+#include <string>
+
+#include "alloc_pause.hpp"
+#include "check.hpp"
+#include "clients.hpp"
+#include "redis_cluster.hpp"
+
+const SweptCall kLockCalls[6] = {
+    {"a wait, the loop thread handing over", EDGELOCK_REENTRANT, Call::LockWaits, true},
+    {"a wait, the caller leading", EDGELOCK_REENTRANT, Call::LockWaits, false},
+    {"a fair wait, the loop thread handing over", EDGELOCK_FAIR, Call::LockWaits, true},
+    {"a fair wait, the caller leading", EDGELOCK_FAIR, Call::LockWaits, false},
+    {"a lock granted, the loop thread handing over", EDGELOCK_REENTRANT, Call::LockFree, true},
+    {"a fair lock granted, the caller leading", EDGELOCK_FAIR, Call::LockFree, false},
+};
+
+SweptCall on_shared_cluster(SweptCall how)
+{
+    if (!alloc_pause::available())
+        return how; // nothing will be swept: no cluster to start
+    static std::string url;
+    RedisCluster &cl = shared_cluster();
+    url = "redis-cluster://127.0.0.1:" + std::to_string(cl.node(0).port());
+    how.url = url.c_str();
+    how.keys = &cl.master_of((uint16_t)redis_integer(cl.node(0), "CLUSTER KEYSLOT anywhere"));
+    return how;
+}
+
+const SweptCall kClusterCalls[3] = {kLockCalls[0], kLockCalls[3], kLockCalls[4]};
+
+void reset_keys(RedisServer &r, Call call)
+{
+    freeReplyObject(
+        r.command("DEL anywhere redisson_lock_queue:{anywhere} redisson_lock_timeout:{anywhere}"));
+    if (call == Call::LockWaits) {
+        freeReplyObject(r.command("HSET anywhere other:1 1"));
+        freeReplyObject(r.command("PEXPIRE anywhere 120000"));
+    }
+}
+
+CallOnThread::CallOnThread(RedisServer &r, const SweptCall &how) : how_(how)
+{
+    reset_keys(r, how.call);
+    c = make_client(how.url ? how.url : r.url());
+    if (!c)
+        return;
+    CHECK_ST(edgelock_lock_new_kind(c, how.kind, "anywhere", 8, &lk), EDGELOCK_OK);
+    thread_ = std::thread([this] {
+        owner = edgelock_current_owner();
+        if (how_.call == Call::Unlock) // before the sweep arms its pause
+            CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK);
+        ready_ = true;
+        while (!go_.load())
+            sleep_ms(1);
+        edgelock_status st;
+        if (how_.call == Call::Unlock)
+            st = edgelock_unlock(c, lk, nullptr);
+        else
+            st = edgelock_try_lock(c, lk, how_.call == Call::LockWaits ? 60000 : 0, 30000);
+        status_ = st;
+        done = true;
+        if (st == EDGELOCK_OK && how_.call != Call::Unlock && how_.unlock_if_granted)
+            CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    });
+    while (!ready_.load())
+        sleep_ms(1);
+    // The loop thread takes the lead once the client has been idle for the
+    // grace (20 ms with the default lease); a call right away leads itself.
+    if (how.loop_leads)
+        sleep_ms(100);
+}
+
+CallOnThread::~CallOnThread()
+{
+    if (thread_.joinable())
+        thread_.join();
+    edgelock_client_destroy(c);
+}
+
+void CallOnThread::go()
+{
+    go_ = true;
+}
+
+edgelock_status CallOnThread::join()
+{
+    thread_.join();
+    return (edgelock_status)status_.load();
+}
+
+void sweep_steps(const SweptCall &given, bool (*step)(RedisServer &, const SweptCall &, int))
+{
+    SweptCall how = given;
+    RedisServer &r = how.keys ? *how.keys : shared_server();
+    if (!how.url)
+        how.url = r.url();
+    if (!alloc_pause::available()) {
+        printf("  hiredis 0.14: no allocator hooks, nothing swept\n");
+        return;
+    }
+    alloc_pause::mark_test_thread();
+    alloc_pause::install();
+    int n = 1;
+    while (n <= kMaxSteps && step(r, how, n))
+        n++;
+    alloc_pause::uninstall();
+    printf("  %s: %d allocations swept\n", how.name, n - 1);
+    CHECK(n > 1);          // the call allocated at all: the sweep saw it
+    CHECK(n <= kMaxSteps); // and came to its end
+    reset_keys(r, Call::LockFree);
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One blocking call on a fresh client, made on a thread of its own, for the
+// tests that act at every step of it (alloc_pause.hpp): test_destroy_anywhere,
+// test_cancel_anywhere.
+#pragma once
+
+#include <atomic>
+#include <thread>
+
+#include "edgelock/edgelock.h"
+#include "redis_server.hpp"
+
+const unsigned kHangMs = 20000; // only catches a hang
+const unsigned kQuietMs = 1000; // no Nth allocation this long: the call went quiet
+const int kMaxSteps = 400;      // a bound on a sweep, far above a call's allocations
+
+enum class Call {
+    LockFree,  // try_lock on a free lock (wait 0)
+    LockWaits, // try_lock on a lock someone else holds (a long wait)
+    Unlock,    // unlock of a lock the caller took before
+};
+
+struct SweptCall {
+    const char *name; // printed with the sweep's length
+    edgelock_lock_kind kind;
+    Call call;
+    bool loop_leads;                // the client idle first, so that its loop thread leads
+    bool unlock_if_granted = false; // a granted try_lock is unlocked on the caller's thread
+    const char *url = nullptr;      // the client's; null: the shared server's
+    RedisServer *keys = nullptr;    // where lock "anywhere" lives; null: the shared server
+};
+
+// The keys of lock "anywhere" as each step starts: free, or held by someone
+// else (written as Redisson would) for LockWaits.
+void reset_keys(RedisServer &r, Call call);
+
+struct CallOnThread {
+    edgelock_client *c = nullptr; // destroyed by the destructor unless null
+    edgelock_lock lk = {0};
+    std::atomic<uint64_t> owner{0}; // the caller's edgelock_current_owner()
+    std::atomic<bool> done{false};
+
+    CallOnThread(RedisServer &r, const SweptCall &how); // the caller ready, not started; r: how.keys
+    ~CallOnThread();
+    bool ok() const { return c != nullptr; }
+    void go();              // the call starts
+    edgelock_status join(); // its status, once it returned
+
+private:
+    SweptCall how_;
+    std::atomic<bool> ready_{false}, go_{false};
+    std::atomic<int> status_{1};
+    std::thread thread_;
+};
+
+// The lock calls every sweep covers: a wait (reentrant and fair; the loop
+// thread or the caller leading), and a lock that is granted.
+extern const SweptCall kLockCalls[6];
+extern const SweptCall kClusterCalls[3]; // a wait each way, a lock granted
+
+// how on the shared Redis Cluster (redis_cluster.hpp), started if need be:
+// the client's URL seeds it from its first node, the keys on their master.
+// The cluster sweeps cover kClusterCalls: a cluster call has three times the
+// steps of one on a single Redis.
+SweptCall on_shared_cluster(SweptCall how);
+
+// Runs step(r, how, n) for n = 1, 2, ... while it returns true (the call
+// reached its nth allocation), with the pausing allocator installed; r is
+// the server of how.keys (the shared server by default), and how.url is set.
+void sweep_steps(const SweptCall &how, bool (*step)(RedisServer &, const SweptCall &, int));
