@@ -28,9 +28,7 @@ bool cancel_at_step(RedisServer &r, const SweptCall &how, int step)
     CallOnThread call(r, how);
     if (!call.ok())
         return false;
-    alloc_pause::arm(step);
-    call.go();
-    bool reached = alloc_pause::reached(kQuietMs);
+    bool reached = call.go_paused_at(step);
     // A cancel ends the calls it finds: one made before the call reached
     // the client finds nothing, so cancel until the call returns.
     alloc_pause::acting();

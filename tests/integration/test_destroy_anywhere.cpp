@@ -32,9 +32,7 @@ bool destroy_at_step(RedisServer &r, const SweptCall &how, int step)
     CallOnThread call(r, how);
     if (!call.ok())
         return false;
-    alloc_pause::arm(step);
-    call.go();
-    bool reached = alloc_pause::reached(kQuietMs);
+    bool reached = call.go_paused_at(step);
     std::atomic<bool> destroyed{false};
     std::thread destroyer([&] {
         alloc_pause::mark_test_thread();

@@ -83,9 +83,11 @@ CallOnThread::~CallOnThread()
     edgelock_client_destroy(c);
 }
 
-void CallOnThread::go()
+bool CallOnThread::go_paused_at(int step)
 {
+    alloc_pause::arm(step);
     go_ = true;
+    return alloc_pause::reached(kQuietMs);
 }
 
 edgelock_status CallOnThread::join()

@@ -43,7 +43,9 @@ struct CallOnThread {
     CallOnThread(RedisServer &r, const SweptCall &how); // the caller ready, not started; r: how.keys
     ~CallOnThread();
     bool ok() const { return c != nullptr; }
-    void go();              // the call starts
+    // The call starts, its step-th allocation paused (alloc_pause); whether
+    // it reached that allocation within kQuietMs (else nothing pauses).
+    bool go_paused_at(int step);
     edgelock_status join(); // its status, once it returned
 
 private:
