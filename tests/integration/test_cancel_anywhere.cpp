@@ -66,8 +66,20 @@ TEST_CASE(cancel_anywhere_in_a_lock_call)
 // sharded pub/sub are steps of the call too.
 TEST_CASE(cancel_anywhere_in_a_lock_call_on_a_cluster)
 {
-    for (SweptCall how : kClusterCalls) {
+    for (SweptCall how : kThreeCalls) {
         how.unlock_if_granted = true;
         sweep_steps(on_shared_cluster(how), cancel_at_step);
+    }
+}
+
+// The same over TLS: hiredis_ssl reads and writes through OpenSSL, and a
+// blocking call's command is written by the loop's write event, not at once.
+TEST_CASE(cancel_anywhere_in_a_lock_call_over_tls)
+{
+    if (!edgelock_tls_available())
+        return; // test_tls checks that rediss:// is refused
+    for (SweptCall how : kThreeCalls) {
+        how.unlock_if_granted = true;
+        sweep_steps(over_shared_tls(how), cancel_at_step);
     }
 }

@@ -73,7 +73,19 @@ TEST_CASE(destroy_anywhere_in_an_unlock)
 // sharded pub/sub are steps of the call too.
 TEST_CASE(destroy_anywhere_in_a_lock_call_on_a_cluster)
 {
-    for (SweptCall how : kClusterCalls) {
+    for (SweptCall how : kThreeCalls) {
         sweep_steps(on_shared_cluster(how), destroy_at_step);
     }
+}
+
+// The same over TLS: hiredis_ssl reads and writes through OpenSSL, and a
+// blocking call's command is written by the loop's write event, not at once.
+TEST_CASE(destroy_anywhere_in_a_call_over_tls)
+{
+    if (!edgelock_tls_available())
+        return; // test_tls checks that rediss:// is refused
+    for (SweptCall how : kThreeCalls)
+        sweep_steps(over_shared_tls(how), destroy_at_step);
+    sweep_steps(over_shared_tls({"an unlock, the caller leading", EDGELOCK_REENTRANT, Call::Unlock, false}),
+                destroy_at_step);
 }

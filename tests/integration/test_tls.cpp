@@ -23,49 +23,10 @@
 #include "log_capture.hpp"
 #include "redis_server.hpp"
 #include "test_certs.hpp"
+#include "tls_server.hpp"
 
 namespace
 {
-
-// A server with a plaintext port (for inspection) and a TLS port.
-struct TlsServer {
-    RedisServer r;
-    uint16_t tls_port = 0;
-    bool ok = false;
-
-    explicit TlsServer(const char *server_cert = "server", bool client_certs = false)
-    {
-        if (!test_certs_make())
-            return;
-        // A port taken meanwhile by another test's server costs an attempt.
-        for (int attempt = 0; attempt < 4 && !ok; attempt++)
-            ok = start(server_cert, client_certs);
-    }
-    bool start(const char *server_cert, bool client_certs)
-    {
-        tls_port = free_loopback_port();
-        char port[16];
-        snprintf(port, sizeof(port), "%u", tls_port);
-        std::string crt = test_cert(server_cert) + ".crt", key = test_cert(server_cert) + ".key",
-                    ca = test_cert("ca.crt");
-        const char *extra[] = {"--tls-port",
-                               port,
-                               "--tls-cert-file",
-                               crt.c_str(),
-                               "--tls-key-file",
-                               key.c_str(),
-                               "--tls-ca-cert-file",
-                               ca.c_str(),
-                               "--tls-auth-clients",
-                               client_certs ? "yes" : "no",
-                               nullptr};
-        return r.start_args(0, extra);
-    }
-    std::string url(const char *host = "localhost") const
-    {
-        return "rediss://" + std::string(host) + ":" + std::to_string(tls_port);
-    }
-};
 
 struct Tls {
     std::string ca, cert, key, name;

@@ -10,6 +10,8 @@
 #include "check.hpp"
 #include "clients.hpp"
 #include "redis_cluster.hpp"
+#include "test_certs.hpp"
+#include "tls_server.hpp"
 
 const SweptCall kLockCalls[6] = {
     {"a wait, the loop thread handing over", EDGELOCK_REENTRANT, Call::LockWaits, true},
@@ -32,7 +34,29 @@ SweptCall on_shared_cluster(SweptCall how)
     return how;
 }
 
-const SweptCall kClusterCalls[3] = {kLockCalls[0], kLockCalls[3], kLockCalls[4]};
+static void trust_test_ca(edgelock_config *cfg)
+{
+    static std::string ca = test_cert("ca.crt");
+    cfg->tls_ca = ca.c_str();
+}
+
+SweptCall over_shared_tls(SweptCall how)
+{
+    if (!alloc_pause::available())
+        return how; // hiredis 0.14: nothing will be swept
+    TlsServer *server = shared_tls_server();
+    CHECK(server != nullptr);
+    if (!server)
+        return how;
+    static std::string url;
+    url = server->url();
+    how.url = url.c_str();
+    how.keys = &server->r;
+    how.config = trust_test_ca;
+    return how;
+}
+
+const SweptCall kThreeCalls[3] = {kLockCalls[0], kLockCalls[3], kLockCalls[4]};
 
 void reset_keys(RedisServer &r, Call call)
 {
@@ -47,7 +71,7 @@ void reset_keys(RedisServer &r, Call call)
 CallOnThread::CallOnThread(RedisServer &r, const SweptCall &how) : how_(how)
 {
     reset_keys(r, how.call);
-    c = make_client(how.url ? how.url : r.url());
+    c = make_client(how.url ? how.url : r.url(), how.config);
     if (!c)
         return;
     CHECK_ST(edgelock_lock_new_kind(c, how.kind, "anywhere", 8, &lk), EDGELOCK_OK);

@@ -24,10 +24,11 @@ struct SweptCall {
     const char *name; // printed with the sweep's length
     edgelock_lock_kind kind;
     Call call;
-    bool loop_leads;                // the client idle first, so that its loop thread leads
-    bool unlock_if_granted = false; // a granted try_lock is unlocked on the caller's thread
-    const char *url = nullptr;      // the client's; null: the shared server's
-    RedisServer *keys = nullptr;    // where lock "anywhere" lives; null: the shared server
+    bool loop_leads;                             // the client idle first, so that its loop thread leads
+    bool unlock_if_granted = false;              // a granted try_lock is unlocked on the caller's thread
+    const char *url = nullptr;                   // the client's; null: the shared server's
+    RedisServer *keys = nullptr;                 // where lock "anywhere" lives; null: the shared server
+    void (*config)(edgelock_config *) = nullptr; // the client's config beyond the URL; may be null
 };
 
 // The keys of lock "anywhere" as each step starts: free, or held by someone
@@ -58,13 +59,19 @@ private:
 // The lock calls every sweep covers: a wait (reentrant and fair; the loop
 // thread or the caller leading), and a lock that is granted.
 extern const SweptCall kLockCalls[6];
-extern const SweptCall kClusterCalls[3]; // a wait each way, a lock granted
+extern const SweptCall kThreeCalls[3]; // a wait each way, a lock granted: on a cluster, over TLS
 
 // how on the shared Redis Cluster (redis_cluster.hpp), started if need be:
 // the client's URL seeds it from its first node, the keys on their master.
-// The cluster sweeps cover kClusterCalls: a cluster call has three times the
+// The cluster sweeps cover kThreeCalls: a cluster call has three times the
 // steps of one on a single Redis.
 SweptCall on_shared_cluster(SweptCall how);
+
+// how over TLS to the binary's shared TLS server (tls_server.hpp), started
+// if need be; the client trusts the tests' CA. Only in a build with TLS
+// (edgelock_tls_available()). TLS writes stay in hiredis_ssl's handlers, so a
+// call's steps differ from a plain connection's.
+SweptCall over_shared_tls(SweptCall how);
 
 // Runs step(r, how, n) for n = 1, 2, ... while it returns true (the call
 // reached its nth allocation), with the pausing allocator installed; r is
