@@ -82,4 +82,13 @@ TEST_CASE(cancel_anywhere_in_a_lock_call_over_tls)
         how.unlock_if_granted = true;
         sweep_steps(over_shared_tls(how), cancel_at_step);
     }
+    sweep_steps(over_shared_tls(kWaitWhileConnecting), cancel_at_step); // the handshake's steps
+}
+
+// Through sentinels, a wait made as the client connects: a sentinel's answer
+// and the master's ROLE are its first steps. Once connected, a call's steps
+// are those of one on a single Redis.
+TEST_CASE(cancel_anywhere_in_a_wait_through_sentinels)
+{
+    sweep_steps(via_shared_sentinels(kWaitWhileConnecting), cancel_at_step);
 }

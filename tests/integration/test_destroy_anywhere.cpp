@@ -88,4 +88,15 @@ TEST_CASE(destroy_anywhere_in_a_call_over_tls)
         sweep_steps(over_shared_tls(how), destroy_at_step);
     sweep_steps(over_shared_tls({"an unlock, the caller leading", EDGELOCK_REENTRANT, Call::Unlock, false}),
                 destroy_at_step);
+    sweep_steps(over_shared_tls(kJustConnecting), destroy_at_step); // the handshake's steps
+}
+
+// Through sentinels: a wait, and a client destroyed at every step of its
+// connecting (a sentinel's answer, the master's link, its ROLE; no call: see
+// SweptCall::while_connecting). Once connected, a call's steps are those of
+// one on a single Redis.
+TEST_CASE(destroy_anywhere_through_sentinels)
+{
+    sweep_steps(via_shared_sentinels(kLockCalls[0]), destroy_at_step);
+    sweep_steps(via_shared_sentinels(kJustConnecting), destroy_at_step);
 }

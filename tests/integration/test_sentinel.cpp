@@ -19,153 +19,11 @@
 #include "clients.hpp"
 #include "edgelock/edgelock.h"
 #include "redis_server.hpp"
+#include "redis_sentinels.hpp"
 #include "test_certs.hpp"
 
 namespace
 {
-
-// One redis-server in sentinel mode, from a config file in a temp dir.
-struct Sentinel {
-    pid_t pid = -1;
-    uint16_t port = 0;
-    // extra: more config lines (TLS); quorum 1 for a sentinel alone.
-    bool start(const std::string &dir, int index, uint16_t master_port, int quorum = 2,
-               const std::string &extra = "")
-    {
-        port = free_loopback_port();
-        std::string conf = dir + "/sentinel" + std::to_string(index) + ".conf";
-        FILE *f = fopen(conf.c_str(), "w");
-        if (!f)
-            return false;
-        fprintf(f,
-                "port %u\nbind 127.0.0.1\nlogfile \"\"\ndir %s\n%s"
-                "sentinel monitor mymaster 127.0.0.1 %u %d\n"
-                "sentinel down-after-milliseconds mymaster 1000\n"
-                "sentinel failover-timeout mymaster 5000\n",
-                port, dir.c_str(), extra.c_str(), master_port, quorum);
-        fclose(f);
-        pid = fork();
-        if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            int null = open("/dev/null", 1);
-            dup2(null, 1);
-            execlp("redis-server", "redis-server", conf.c_str(), "--sentinel", (char *)nullptr);
-            _exit(127);
-        }
-        return wait_until(10000, [&] { return command_int("PING") == -1; });
-    }
-    // An integer reply, -1 for a status (PONG), -2 for no answer.
-    long long command_int(const char *cmd)
-    {
-        redisContext *c = redisConnect("127.0.0.1", port);
-        long long v = -2;
-        if (c && !c->err) {
-            redisReply *r = (redisReply *)redisCommand(c, cmd);
-            if (r) {
-                v = r->type == REDIS_REPLY_INTEGER ? r->integer
-                    : r->type == REDIS_REPLY_ARRAY ? (long long)r->elements
-                                                   : -1;
-                freeReplyObject(r);
-            }
-        }
-        if (c)
-            redisFree(c);
-        return v;
-    }
-    // CLIENT LIST as this sentinel has it ("" when it does not answer).
-    std::string client_list()
-    {
-        redisContext *c = redisConnect("127.0.0.1", port);
-        std::string out;
-        if (c && !c->err) {
-            redisReply *r = (redisReply *)redisCommand(c, "CLIENT LIST");
-            if (r && r->type == REDIS_REPLY_STRING)
-                out.assign(r->str, r->len);
-            if (r)
-                freeReplyObject(r);
-        }
-        if (c)
-            redisFree(c);
-        return out;
-    }
-    // The port of the master this sentinel names now (0: none).
-    uint16_t master_port()
-    {
-        redisContext *c = redisConnect("127.0.0.1", port);
-        uint16_t p = 0;
-        if (c && !c->err) {
-            redisReply *r = (redisReply *)redisCommand(c, "SENTINEL get-master-addr-by-name mymaster");
-            if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-                p = (uint16_t)atoi(r->element[1]->str);
-            if (r)
-                freeReplyObject(r);
-        }
-        if (c)
-            redisFree(c);
-        return p;
-    }
-    void stop()
-    {
-        if (pid > 0) {
-            kill(pid, SIGKILL);
-            waitpid(pid, nullptr, 0);
-        }
-        pid = -1;
-    }
-    ~Sentinel() { stop(); }
-};
-
-// A temp dir for sentinel.conf and a replica's snapshot, removed with the test.
-struct TempDir {
-    char path[64];
-    bool ok;
-    explicit TempDir(const char *what)
-    {
-        snprintf(path, sizeof(path), "/tmp/edgelock-sentinel-%s-XXXXXX", what);
-        ok = mkdtemp(path) != nullptr;
-    }
-    ~TempDir()
-    {
-        std::string rm = std::string("rm -rf '") + path + "'";
-        if (ok && system(rm.c_str()) != 0)
-            fprintf(stderr, "cannot remove %s\n", path);
-    }
-};
-
-struct Setup {
-    TempDir dir{"setup"};
-    RedisServer master, replica;
-    Sentinel s[3];
-    std::string url;
-    bool ok = false;
-    Setup()
-    {
-        if (!dir.ok || !master.start(0, "--repl-diskless-sync-delay", "0")) // replicas sync at once
-            return;
-        std::string mport = std::to_string(master.port());
-        // A replica writes the master's snapshot to its dir: the test's temp dir.
-        const char *extra[] = {"--replicaof", "127.0.0.1", mport.c_str(), "--dir", dir.path, nullptr};
-        if (!replica.start_args(0, extra))
-            return;
-        if (!wait_until(30000, [&] { return redis_integer(master, "WAIT %d %d", 1, 100) == 1; }))
-            return;
-        url = "redis-sentinel://";
-        for (int i = 0; i < 3; i++) {
-            if (!s[i].start(dir.path, i, master.port()))
-                return;
-            url += (i ? ",127.0.0.1:" : "127.0.0.1:") + std::to_string(s[i].port);
-        }
-        url += "/mymaster";
-        // Every sentinel knows the replica and the other sentinels.
-        ok = wait_until(60000, [&] {
-            for (auto &x : s)
-                if (x.command_int("SENTINEL replicas mymaster") < 1 ||
-                    x.command_int("SENTINEL sentinels mymaster") < 2)
-                    return false;
-            return true;
-        });
-    }
-};
 
 // A TLS redis-server with the test CA's server certificate on tls_port (0:
 // a free one, set on return), beside its plaintext port `plain` (0: a free
@@ -215,7 +73,7 @@ void sentinel_config(edgelock_config *cfg)
 
 TEST_CASE(the_master_is_found_through_the_sentinels)
 {
-    Setup st;
+    SentinelSetup st;
     REQUIRE(st.ok);
     edgelock_client *c = make_client(st.url.c_str(), sentinel_config);
     REQUIRE(c);
@@ -291,7 +149,7 @@ TEST_CASE(the_master_is_found_through_the_sentinels)
 
 TEST_CASE(a_failover_loses_no_waiter_and_new_locks_go_to_the_new_master)
 {
-    Setup st;
+    SentinelSetup st;
     REQUIRE(st.ok);
     g_lost = 0;
     edgelock_client *holder = make_client(st.url.c_str(), sentinel_config);
@@ -430,7 +288,7 @@ TEST_CASE(a_master_that_refuses_tls_connections_sends_the_client_back_to_the_sen
 // on it (as a Java service's unlock would be).
 TEST_CASE(an_idle_waiter_follows_switch_master_away_from_a_frozen_master)
 {
-    Setup st;
+    SentinelSetup st;
     REQUIRE(st.ok);
     // Held by someone else (a Redisson owner field), for longer than the wait.
     CHECK_EQ(redis_integer(st.master, "HSET %s %s 1", "sen:java", "0f0e0d0c-java:1"), 1);

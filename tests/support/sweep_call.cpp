@@ -10,6 +10,7 @@
 #include "check.hpp"
 #include "clients.hpp"
 #include "redis_cluster.hpp"
+#include "redis_sentinels.hpp"
 #include "test_certs.hpp"
 #include "tls_server.hpp"
 
@@ -56,6 +57,30 @@ SweptCall over_shared_tls(SweptCall how)
     return how;
 }
 
+SweptCall via_shared_sentinels(SweptCall how)
+{
+    if (!alloc_pause::available())
+        return how; // hiredis 0.14: nothing will be swept
+    SentinelSetup *setup = shared_sentinels();
+    CHECK(setup != nullptr);
+    if (!setup)
+        return how;
+    how.url = setup->url.c_str();
+    how.keys = &setup->master;
+    return how;
+}
+
+static SweptCall while_connecting(SweptCall how)
+{
+    how.while_connecting = true;
+    return how;
+}
+
+const SweptCall kWaitWhileConnecting =
+    while_connecting({"a wait made as the client connects", EDGELOCK_REENTRANT, Call::LockWaits, false});
+const SweptCall kJustConnecting =
+    while_connecting({"the client connecting, no call", EDGELOCK_REENTRANT, Call::None, false});
+
 const SweptCall kThreeCalls[3] = {kLockCalls[0], kLockCalls[3], kLockCalls[4]};
 
 void reset_keys(RedisServer &r, Call call)
@@ -68,13 +93,39 @@ void reset_keys(RedisServer &r, Call call)
     }
 }
 
-CallOnThread::CallOnThread(RedisServer &r, const SweptCall &how) : how_(how)
+CallOnThread::CallOnThread(RedisServer &r, const SweptCall &how)
+    : how_(how), url_(how.url ? how.url : r.url())
 {
     reset_keys(r, how.call);
-    c = make_client(how.url ? how.url : r.url(), how.config);
+    if (!how.while_connecting)
+        start();
+}
+
+edgelock_status CallOnThread::call()
+{
+    if (how_.call == Call::None)
+        return EDGELOCK_OK; // the client connects, nothing else
+    if (how_.while_connecting) {
+        edgelock_status made = edgelock_lock_new_kind(c, how_.kind, "anywhere", 8, &lk);
+        if (made != EDGELOCK_OK)
+            return made; // the call ended before its handle was made
+    }
+    if (how_.call == Call::Unlock)
+        return edgelock_unlock(c, lk, nullptr);
+    return edgelock_try_lock(c, lk, how_.call == Call::LockWaits ? 60000 : 0, 30000);
+}
+
+// The client, its lock handle and the caller's thread, ready to call. While
+// connecting the handle is made on the caller's thread, as part of the call:
+// lock_new waits for the lead, which the client's loop thread holds while it
+// connects, paused there perhaps until the test acts.
+void CallOnThread::start()
+{
+    c = make_client(url_, how_.config);
     if (!c)
         return;
-    CHECK_ST(edgelock_lock_new_kind(c, how.kind, "anywhere", 8, &lk), EDGELOCK_OK);
+    if (!how_.while_connecting)
+        CHECK_ST(edgelock_lock_new_kind(c, how_.kind, "anywhere", 8, &lk), EDGELOCK_OK);
     thread_ = std::thread([this] {
         owner = edgelock_current_owner();
         if (how_.call == Call::Unlock) // before the sweep arms its pause
@@ -82,11 +133,7 @@ CallOnThread::CallOnThread(RedisServer &r, const SweptCall &how) : how_(how)
         ready_ = true;
         while (!go_.load())
             sleep_ms(1);
-        edgelock_status st;
-        if (how_.call == Call::Unlock)
-            st = edgelock_unlock(c, lk, nullptr);
-        else
-            st = edgelock_try_lock(c, lk, how_.call == Call::LockWaits ? 60000 : 0, 30000);
+        edgelock_status st = call();
         status_ = st;
         done = true;
         if (st == EDGELOCK_OK && how_.call != Call::Unlock && how_.unlock_if_granted)
@@ -96,7 +143,7 @@ CallOnThread::CallOnThread(RedisServer &r, const SweptCall &how) : how_(how)
         sleep_ms(1);
     // The loop thread takes the lead once the client has been idle for the
     // grace (20 ms with the default lease); a call right away leads itself.
-    if (how.loop_leads)
+    if (how_.loop_leads && !how_.while_connecting)
         sleep_ms(100);
 }
 
@@ -110,6 +157,13 @@ CallOnThread::~CallOnThread()
 bool CallOnThread::go_paused_at(int step)
 {
     alloc_pause::arm(step);
+    if (how_.while_connecting) {
+        go_ = true; // the caller calls once its thread starts
+        start();    // the connection's steps are the call's first ones
+        CHECK(c != nullptr);
+        if (!c)
+            return false;
+    }
     go_ = true;
     return alloc_pause::reached(kQuietMs);
 }

@@ -18,6 +18,7 @@ enum class Call {
     LockFree,  // try_lock on a free lock (wait 0)
     LockWaits, // try_lock on a lock someone else holds (a long wait)
     Unlock,    // unlock of a lock the caller took before
+    None,      // no call: the client connects (while_connecting), nothing else
 };
 
 struct SweptCall {
@@ -29,6 +30,14 @@ struct SweptCall {
     const char *url = nullptr;                   // the client's; null: the shared server's
     RedisServer *keys = nullptr;                 // where lock "anywhere" lives; null: the shared server
     void (*config)(edgelock_config *) = nullptr; // the client's config beyond the URL; may be null
+    // The client is created once the pause is armed and called at once: its
+    // connecting (a sentinel's answer, the master's link) is swept too. The
+    // new client's loop thread leads then, whatever loop_leads says. The
+    // pause may then come before the caller has entered its call: fine for
+    // a cancel (it is repeated until the call returns), not for a destroy
+    // (the header promises SHUTDOWN to calls already running, and a call
+    // made after destroy uses a freed client), so destroy sweeps Call::None.
+    bool while_connecting = false;
 };
 
 // The keys of lock "anywhere" as each step starts: free, or held by someone
@@ -43,14 +52,17 @@ struct CallOnThread {
 
     CallOnThread(RedisServer &r, const SweptCall &how); // the caller ready, not started; r: how.keys
     ~CallOnThread();
-    bool ok() const { return c != nullptr; }
+    bool ok() const { return c != nullptr || how_.while_connecting; } // else created in go_paused_at
     // The call starts, its step-th allocation paused (alloc_pause); whether
     // it reached that allocation within kQuietMs (else nothing pauses).
     bool go_paused_at(int step);
     edgelock_status join(); // its status, once it returned
 
 private:
+    void start();
+    edgelock_status call(); // on the caller's thread
     SweptCall how_;
+    const char *url_;
     std::atomic<bool> ready_{false}, go_{false};
     std::atomic<int> status_{1};
     std::thread thread_;
@@ -59,7 +71,9 @@ private:
 // The lock calls every sweep covers: a wait (reentrant and fair; the loop
 // thread or the caller leading), and a lock that is granted.
 extern const SweptCall kLockCalls[6];
-extern const SweptCall kThreeCalls[3]; // a wait each way, a lock granted: on a cluster, over TLS
+extern const SweptCall kWaitWhileConnecting; // a wait made as the client connects
+extern const SweptCall kJustConnecting;      // Call::None while connecting
+extern const SweptCall kThreeCalls[3];       // a wait each way, a lock granted: on a cluster, over TLS
 
 // how on the shared Redis Cluster (redis_cluster.hpp), started if need be:
 // the client's URL seeds it from its first node, the keys on their master.
@@ -72,6 +86,10 @@ SweptCall on_shared_cluster(SweptCall how);
 // (edgelock_tls_available()). TLS writes stay in hiredis_ssl's handlers, so a
 // call's steps differ from a plain connection's.
 SweptCall over_shared_tls(SweptCall how);
+
+// how through the binary's shared sentinels (redis_sentinels.hpp), started if
+// need be: the client finds the master by asking them, the keys on it.
+SweptCall via_shared_sentinels(SweptCall how);
 
 // Runs step(r, how, n) for n = 1, 2, ... while it returns true (the call
 // reached its nth allocation), with the pausing allocator installed; r is
