@@ -41,12 +41,20 @@ static void trust_test_ca(edgelock_config *cfg)
     cfg->tls_ca = ca.c_str();
 }
 
-SweptCall over_shared_tls(SweptCall how)
+// Whether the servers a sweep needs are up: null when it will not run here
+// (hiredis 0.14), else started by start() on first use, a failure when not.
+template <typename T> static T *servers_for_sweeping(T *(*start)())
 {
     if (!alloc_pause::available())
-        return how; // hiredis 0.14: nothing will be swept
-    TlsServer *server = shared_tls_server();
-    CHECK(server != nullptr);
+        return nullptr; // hiredis 0.14: nothing will be swept
+    T *servers = start();
+    CHECK(servers != nullptr);
+    return servers;
+}
+
+SweptCall over_shared_tls(SweptCall how)
+{
+    TlsServer *server = servers_for_sweeping(shared_tls_server);
     if (!server)
         return how;
     static std::string url;
@@ -59,10 +67,7 @@ SweptCall over_shared_tls(SweptCall how)
 
 SweptCall via_shared_sentinels(SweptCall how)
 {
-    if (!alloc_pause::available())
-        return how; // hiredis 0.14: nothing will be swept
-    SentinelSetup *setup = shared_sentinels();
-    CHECK(setup != nullptr);
+    SentinelSetup *setup = servers_for_sweeping(shared_sentinels);
     if (!setup)
         return how;
     how.url = setup->url.c_str();
