@@ -98,9 +98,10 @@ void reset_keys(RedisServer &r, Call call)
     }
 }
 
-CallOnThread::CallOnThread(RedisServer &r, const SweptCall &how)
-    : how_(how), url_(how.url ? how.url : r.url())
+CallOnThread::CallOnThread(RedisServer &r, const SweptCall &how) : how_(how)
 {
+    if (!how_.url)
+        how_.url = r.url();
     reset_keys(r, how.call);
     if (!how.while_connecting)
         start();
@@ -126,7 +127,7 @@ edgelock_status CallOnThread::call()
 // connects, paused there perhaps until the test acts.
 void CallOnThread::start()
 {
-    c = make_client(url_, how_.config);
+    c = make_client(how_.url, how_.config);
     if (!c)
         return;
     if (!how_.while_connecting)
@@ -141,7 +142,8 @@ void CallOnThread::start()
         edgelock_status st = call();
         status_ = st;
         done = true;
-        if (st == EDGELOCK_OK && how_.call != Call::Unlock && how_.unlock_if_granted)
+        bool granted = how_.call == Call::LockFree || how_.call == Call::LockWaits;
+        if (st == EDGELOCK_OK && granted && how_.unlock_if_granted)
             CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
     });
     while (!ready_.load())
@@ -162,14 +164,13 @@ CallOnThread::~CallOnThread()
 bool CallOnThread::go_paused_at(int step)
 {
     alloc_pause::arm(step);
+    go_ = true; // while connecting: the caller calls once its thread starts
     if (how_.while_connecting) {
-        go_ = true; // the caller calls once its thread starts
-        start();    // the connection's steps are the call's first ones
+        start(); // the connection's steps are the call's first ones
         CHECK(c != nullptr);
         if (!c)
             return false;
     }
-    go_ = true;
     return alloc_pause::reached(kQuietMs);
 }
 

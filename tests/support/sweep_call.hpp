@@ -61,8 +61,7 @@ struct CallOnThread {
 private:
     void start();
     edgelock_status call(); // on the caller's thread
-    SweptCall how_;
-    const char *url_;
+    SweptCall how_;         // its url set
     std::atomic<bool> ready_{false}, go_{false};
     std::atomic<int> status_{1};
     std::thread thread_;
