@@ -404,7 +404,10 @@ EDGELOCK_API edgelock_status edgelock_client_create(const edgelock_config *cfg, 
  * Destroy a client (NULL is accepted). Every pending async call completes with
  * EDGELOCK_ERR_SHUTDOWN, an async MultiLock or RedLock with a member on it
  * too (after giving back what it holds on the other clients); blocking calls
- * still running in other threads return EDGELOCK_ERR_SHUTDOWN. Locks still
+ * still running in other threads return EDGELOCK_ERR_SHUTDOWN, and so does a
+ * blocking MultiLock or RedLock with a member on it, wherever it waits: its
+ * wait on another member's client ends, it gives back what it holds on the
+ * other clients, and the destroy returns once it has. Locks still
  * held are left to expire in Redis (their watchdog stops). In event-loop mode
  * call it on the loop thread; from inside an edgelock callback the memory is
  * released when control returns to the loop, so keep the loop running until
@@ -1058,7 +1061,8 @@ typedef struct edgelock_member {
  * LOST or NOT_OWNER (a member taken early was gone, deleted or forced off
  * behind the client's back, when the leases were set; or, with no lease to
  * set, lost by the client's own account, as edgelock_lock_valid() says, when
- * the set was complete), or the first member's
+ * the set was complete), SHUTDOWN (a member's client destroyed during the
+ * call, see edgelock_client_destroy), or the first member's
  * error that is not contention. On any result but OK nothing is held by this
  * call, with one exception: a member whose release met an unknown outcome (its
  * server timed out or dropped the connection) may still be held in Redis; it
@@ -1073,7 +1077,7 @@ typedef struct edgelock_member {
 EDGELOCK_API edgelock_status edgelock_multi_try_lock(const edgelock_member *members, size_t n,
                                                      int64_t wait_ms, int64_t lease_ms);
 /** Release every member (each once); the first error is returned, every member
- *  is tried regardless. */
+ *  is tried regardless (one whose client is being destroyed is SHUTDOWN). */
 EDGELOCK_API edgelock_status edgelock_multi_unlock(const edgelock_member *members, size_t n);
 
 /**
@@ -1091,7 +1095,8 @@ EDGELOCK_API edgelock_status edgelock_multi_unlock(const edgelock_member *member
  * when too many servers are unreachable for a majority, or the first refusal
  * (REDIS, PROTOCOL, TABLE_FULL, NOT_REPLICATED) when too many refuse; a
  * member's CANCELLED, INVALID_ARG (also: a member that is no lock),
- * STALE_HANDLE, WRONG_THREAD or SHUTDOWN at once; on any but OK nothing is
+ * STALE_HANDLE, WRONG_THREAD or SHUTDOWN at once (SHUTDOWN also when a
+ * member's client is destroyed during the call, as for MultiLock); on any but OK nothing is
  * held (but for a member whose release met an unknown outcome or could not be
  * queued, as for edgelock_multi_try_lock). Each attempt on a server lasts at
  * most its client's command_timeout_ms (a stopped server costs that much

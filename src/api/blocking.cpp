@@ -340,12 +340,34 @@ edgelock_status blocking_start(Client *c)
     return EDGELOCK_OK;
 }
 
+// Each pin's on_stop, once, without the mutex (it calls other clients). No
+// pin comes in once the client stops, and a pin on_stop runs for stays
+// linked until it ends (blocking_unpin_begin waits), so the walk restarts
+// from the head after each and ends when no pin is left to stop.
+static void stop_pins_locked(BlockingFace *f)
+{
+    for (;;) {
+        BlockingPin *p = f->pins;
+        while (p && (p->stopped || p->leaving))
+            p = p->next;
+        if (!p)
+            return;
+        p->stopping = p->stopped = true;
+        edgelock_port_mutex_unlock(&f->mutex);
+        p->on_stop(p, p->user);
+        edgelock_port_mutex_lock(&f->mutex);
+        p->stopping = false;
+        edgelock_port_cond_broadcast(&f->idle_cond);
+    }
+}
+
 void blocking_stop(Client *c)
 {
     BlockingFace *f = c->face;
     edgelock_port_mutex_lock(&f->mutex);
     f->loop_stop = true;
     edgelock_port_cond_signal(&f->loop_cond);
+    stop_pins_locked(f);
     edgelock_port_mutex_unlock(&f->mutex);
     event_active(f->wake_event, EV_TIMEOUT, 0); // a leader (caller or loop) shuts down
     edgelock_port_thread_join(&f->thread);
@@ -363,7 +385,10 @@ static edgelock_status enter(Client *c, BlockingRequest *r, bool may_lead)
     if (!c->owns_base || on_loop_thread(c))
         return EDGELOCK_ERR_WRONG_THREAD; // waiting on ourselves would never end
     edgelock_port_mutex_lock(&c->face->mutex);
-    if (c->face->loop_stop) {
+    // A composite's wait that its pin's on_stop would cancel, had it come
+    // first (the cancel goes through this mutex after the flag is set).
+    bool abandoned = r->abandoned && __atomic_load_n(r->abandoned, __ATOMIC_ACQUIRE);
+    if (c->face->loop_stop || abandoned) {
         edgelock_port_mutex_unlock(&c->face->mutex);
         return EDGELOCK_ERR_SHUTDOWN;
     }
@@ -374,6 +399,50 @@ static edgelock_status enter(Client *c, BlockingRequest *r, bool may_lead)
     r->may_lead = may_lead;
     r->thread_id = edgelock_port_thread_id();
     return EDGELOCK_OK;
+}
+
+edgelock_status blocking_pin(Client *c, BlockingPin *pin, void (*on_stop)(BlockingPin *, void *), void *user)
+{
+    if (!c->owns_base || on_loop_thread(c))
+        return EDGELOCK_ERR_WRONG_THREAD;
+    BlockingFace *f = c->face;
+    edgelock_port_mutex_lock(&f->mutex);
+    if (f->loop_stop) {
+        edgelock_port_mutex_unlock(&f->mutex);
+        return EDGELOCK_ERR_SHUTDOWN;
+    }
+    *pin = BlockingPin();
+    pin->on_stop = on_stop;
+    pin->user = user;
+    pin->next = f->pins;
+    f->pins = pin;
+    f->blocking_callers++;
+    edgelock_port_mutex_unlock(&f->mutex);
+    return EDGELOCK_OK;
+}
+
+void blocking_unpin_begin(Client *c, BlockingPin *pin)
+{
+    BlockingFace *f = c->face;
+    edgelock_port_mutex_lock(&f->mutex);
+    while (pin->stopping)
+        edgelock_port_cond_wait(&f->idle_cond, &f->mutex);
+    pin->leaving = true;
+    edgelock_port_mutex_unlock(&f->mutex);
+}
+
+void blocking_unpin(Client *c, BlockingPin *pin)
+{
+    BlockingFace *f = c->face;
+    edgelock_port_mutex_lock(&f->mutex);
+    for (BlockingPin **p = &f->pins; *p; p = &(*p)->next)
+        if (*p == pin) {
+            *p = pin->next;
+            break;
+        }
+    if (--f->blocking_callers == 0 && f->loop_stop)
+        edgelock_port_cond_broadcast(&f->idle_cond);
+    edgelock_port_mutex_unlock(&f->mutex);
 }
 
 // r is done (mutex held, released here): its result, and the caller leaves.

@@ -33,6 +33,7 @@ enum class ReqOp : uint8_t {
 };
 
 struct BlockingRequest;
+struct BlockingPin;
 
 // Who drives the engine now.
 enum class Leader : uint8_t { None, Loop, Caller };
@@ -47,7 +48,8 @@ struct BlockingFace {
     edgelock_port_cond idle_cond; // blocking_stop waits here for the callers to leave
     BlockingRequest *inbox;       // posted, not started yet (newest first)
     BlockingRequest *followers;   // callers asleep who may take the lead
-    uint32_t blocking_callers;
+    uint32_t blocking_callers;    // inside a call, or pinned (BlockingPin)
+    BlockingPin *pins;
     uint32_t loop_requests; // posted by blocking_post: only a leader that stays may drive them
     uint32_t want_lead;     // followers that found the loop thread leading: it steps down
     uint64_t idle_since_ms; // when the last caller gave up the lead
@@ -73,6 +75,7 @@ struct BlockingRequest {
     int64_t wait_ms, lease_ms;
     bool give_up_on_connection_error;  // Acquire: see acquire_start()
     bool locks_only;                   // a composite's member: INVALID_ARG on other kinds
+    const bool *abandoned;             // Acquire of a member: once true (__atomic), SHUTDOWN at entry
     bool renewed_before;               // Acquire of a member: the owner's hold was under the watchdog
     bool end_watchdog;                 // Extend: the watchdog lets go first (hold_end_watchdog);
                                        // Release (give_back): it lets go if the release cannot start
@@ -110,6 +113,31 @@ edgelock_status blocking_call(Client *c, BlockingRequest *r, int64_t *value);
 // leading meanwhile) drives r. Every post that returned OK needs its wait.
 edgelock_status blocking_post(Client *c, BlockingRequest *r);
 edgelock_status blocking_wait(Client *c, BlockingRequest *r, int64_t *value);
+// A blocking call that spans clients (a MultiLock or RedLock on several)
+// pins each of them for its whole length, so that no member's client is freed
+// under it between its calls there. A client being destroyed waits for its
+// pins to go, as for its own callers, and first runs each pin's on_stop once,
+// on the destroying thread with no mutex held: it ends what the call waits
+// for on its other clients, so the wait does not hold up the destroy. (The
+// engine's ClientWatch is the async composites' counterpart, on the loop.)
+struct BlockingPin {
+    BlockingPin *next;
+    void (*on_stop)(BlockingPin *pin, void *user);
+    void *user;
+    bool stopping; // on_stop runs now
+    bool stopped;  // on_stop ran
+    bool leaving;  // blocking_unpin_begin passed: no on_stop any more
+};
+// OK (pinned; calls on c still return SHUTDOWN once it stops), or SHUTDOWN,
+// WRONG_THREAD as a blocking call's entry.
+edgelock_status blocking_pin(Client *c, BlockingPin *pin, void (*on_stop)(BlockingPin *, void *), void *user);
+// Leaving takes two passes over a call's clients: the first waits out an
+// on_stop running for the pin and rules out later ones (an on_stop may call
+// the call's other clients, which must all stay pinned until it ends); the
+// second unpins, and the client may then be freed.
+void blocking_unpin_begin(Client *c, BlockingPin *pin);
+void blocking_unpin(Client *c, BlockingPin *pin);
+
 // Run a local request directly (while driving the engine, or in event-loop mode).
 void run_local(Client *c, BlockingRequest *r);
 edgelock_status stats(Client *c, edgelock_stats *out);

@@ -16,6 +16,87 @@ static Client *client_of(const edgelock_member &m)
     return reinterpret_cast<Client *>(m.client);
 }
 
+// The distinct clients of one composite call, each pinned for the call's
+// length (blocking_pin): a member's client destroyed meanwhile must not be
+// called again, and must not wait on the call's waits elsewhere.
+struct MemberClients {
+    Client *client[EDGELOCK_MAX_MEMBERS]; // the ones pinned
+    BlockingPin pin[EDGELOCK_MAX_MEMBERS];
+    size_t pinned;
+    // Per member: OK when its client is pinned, else why it could not be
+    // (SHUTDOWN, WRONG_THREAD); such a client is not called at all.
+    edgelock_status member[EDGELOCK_MAX_MEMBERS];
+    uint64_t owner;
+    // A member's client is being destroyed (__atomic): the call's waits end,
+    // what it holds elsewhere is given back, and it returns SHUTDOWN.
+    bool gone;
+};
+
+// A member's client stops: end the call's wait wherever it is. A wait not yet
+// begun is refused at its entry (BlockingRequest::abandoned), one begun is
+// found by this cancel, which enters its client after the flag is set.
+static void member_client_stops(BlockingPin *pin, void *user)
+{
+    auto *mc = static_cast<MemberClients *>(user);
+    __atomic_store_n(&mc->gone, true, __ATOMIC_RELEASE);
+    size_t pinned = __atomic_load_n(&mc->pinned, __ATOMIC_ACQUIRE);
+    for (size_t i = 0; i < pinned; i++) {
+        if (&mc->pin[i] == pin)
+            continue;
+        BlockingRequest r = {};
+        r.op = ReqOp::Cancel;
+        r.owner = mc->owner;
+        (void)blocking_call(mc->client[i], &r, nullptr); // SHUTDOWN if that one stops too
+    }
+}
+
+static bool members_gone(const MemberClients &mc)
+{
+    return __atomic_load_n(&mc.gone, __ATOMIC_ACQUIRE);
+}
+
+static void unpin_members(MemberClients &mc)
+{
+    for (size_t i = 0; i < mc.pinned; i++)
+        blocking_unpin_begin(mc.client[i], &mc.pin[i]);
+    for (size_t i = 0; i < mc.pinned; i++)
+        blocking_unpin(mc.client[i], &mc.pin[i]);
+}
+
+// Pin each distinct client of m. all_or_nothing: the first refusal is
+// returned and nothing is left pinned (a lock call: nothing taken yet);
+// else a refused client's members carry its refusal in mc.member (an
+// unlock: the members elsewhere are still released).
+static edgelock_status pin_members(MemberClients &mc, const edgelock_member *m, size_t n, bool all_or_nothing)
+{
+    mc.pinned = 0;
+    mc.owner = edgelock_port_thread_id();
+    mc.gone = false;
+    for (size_t i = 0; i < n; i++) {
+        Client *c = client_of(m[i]);
+        size_t before = 0;
+        while (before < i && client_of(m[before]) != c)
+            before++;
+        if (before < i) {
+            mc.member[i] = mc.member[before]; // its client pinned or refused already
+            continue;
+        }
+        // An on_stop of a client pinned before may run on another thread
+        // meanwhile: it reads the clients counted by pinned, so the count
+        // grows only once this one is pinned and written.
+        size_t k = mc.pinned;
+        mc.client[k] = c;
+        mc.member[i] = blocking_pin(c, &mc.pin[k], member_client_stops, &mc);
+        if (mc.member[i] == EDGELOCK_OK) {
+            __atomic_store_n(&mc.pinned, k + 1, __ATOMIC_RELEASE);
+        } else if (all_or_nothing) {
+            unpin_members(mc);
+            return mc.member[i];
+        }
+    }
+    return EDGELOCK_OK;
+}
+
 static void request(BlockingRequest &r, ReqOp op, const edgelock_member &m, int64_t wait_ms, int64_t lease_ms)
 {
     r = BlockingRequest();
@@ -98,10 +179,22 @@ static edgelock_status all_still_held(const edgelock_member *m, size_t n)
     return EDGELOCK_OK;
 }
 
-edgelock_status multi_try_lock(const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms)
+// A composite call on its members' clients, pinned for its length.
+template <typename Body>
+static edgelock_status with_members_pinned(const edgelock_member *m, size_t n, bool all_or_nothing, Body body)
 {
-    if (!composite_valid_members(m, n) || !composite_valid_times(wait_ms, lease_ms))
-        return EDGELOCK_ERR_INVALID_ARG;
+    MemberClients mc;
+    edgelock_status st = pin_members(mc, m, n, all_or_nothing);
+    if (st != EDGELOCK_OK)
+        return st;
+    st = body(mc);
+    unpin_members(mc);
+    return st;
+}
+
+static edgelock_status multi_take(const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms,
+                                  MemberClients &mc)
+{
     const uint64_t deadline = composite_deadline(wait_ms);
     const int64_t first_lease = multi_first_lease(lease_ms, wait_ms);
     // A wait without end and a fixed lease: the members taken early are
@@ -116,31 +209,46 @@ edgelock_status multi_try_lock(const edgelock_member *m, size_t n, int64_t wait_
         // member that cannot be had ends the attempt: the wait is spent.
         BlockingRequest r;
         request(r, ReqOp::Acquire, m[i], composite_left(deadline), first_lease);
+        r.abandoned = &mc.gone;
         edgelock_status st = blocking_call(client_of(m[i]), &r, nullptr);
         if (st != EDGELOCK_OK) {
             release_all(m, n, held, took_watchdog);
-            return st;
+            return members_gone(mc) ? EDGELOCK_ERR_SHUTDOWN : st;
         }
         held[i] = true;
         took_watchdog[i] = under_watchdog && !r.renewed_before;
     }
     edgelock_status st =
         first_lease != lease_ms ? extend_all(m, n, lease_ms, took_watchdog) : all_still_held(m, n);
+    // A set with a member on a client being destroyed is no set its caller
+    // could unlock: given back too.
+    if (st == EDGELOCK_OK && members_gone(mc))
+        st = EDGELOCK_ERR_SHUTDOWN;
     if (st != EDGELOCK_OK) {
         release_all(m, n, held, took_watchdog);
-        return st;
+        return members_gone(mc) ? EDGELOCK_ERR_SHUTDOWN : st;
     }
     return EDGELOCK_OK;
+}
+
+edgelock_status multi_try_lock(const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms)
+{
+    if (!composite_valid_members(m, n) || !composite_valid_times(wait_ms, lease_ms))
+        return EDGELOCK_ERR_INVALID_ARG;
+    return with_members_pinned(m, n, true,
+                               [&](MemberClients &mc) { return multi_take(m, n, wait_ms, lease_ms, mc); });
 }
 
 edgelock_status multi_unlock(const edgelock_member *m, size_t n)
 {
     if (!composite_valid_members(m, n))
         return EDGELOCK_ERR_INVALID_ARG;
-    edgelock_status st[EDGELOCK_MAX_MEMBERS];
-    for (size_t i = 0; i < n; i++)
-        st[i] = run(ReqOp::Release, m[i], 0, 0);
-    return multi_unlock_result(st, n);
+    return with_members_pinned(m, n, false, [&](MemberClients &mc) {
+        edgelock_status st[EDGELOCK_MAX_MEMBERS];
+        for (size_t i = 0; i < n; i++)
+            st[i] = mc.member[i] == EDGELOCK_OK ? run(ReqOp::Release, m[i], 0, 0) : mc.member[i];
+        return multi_unlock_result(st, n);
+    });
 }
 
 // Which members a RedLock round took under the watchdog (not re-entries of
@@ -152,8 +260,10 @@ struct Took {
 
 // Run one request on every member at once; statuses land in st[].
 // give_up: a server that is unreachable fails its attempt at once (RedLock).
+// abandoned: BlockingRequest's, for an Acquire.
 static void run_everywhere(ReqOp op, const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms,
-                           const bool *only, edgelock_status *st, Took *took, bool give_up = false)
+                           const bool *only, edgelock_status *st, Took *took, bool give_up = false,
+                           const bool *abandoned = nullptr)
 {
     BlockingRequest r[EDGELOCK_MAX_MEMBERS];
     bool posted[EDGELOCK_MAX_MEMBERS] = {};
@@ -163,6 +273,7 @@ static void run_everywhere(ReqOp op, const edgelock_member *m, size_t n, int64_t
             continue;
         request(r[i], op, m[i], wait_ms, lease_ms);
         r[i].give_up_on_connection_error = give_up;
+        r[i].abandoned = abandoned;
         r[i].give_back = op == ReqOp::Release && took;
         r[i].end_watchdog = r[i].give_back && took->watchdog[i];
         st[i] = blocking_post(client_of(m[i]), &r[i]);
@@ -177,11 +288,9 @@ static void run_everywhere(ReqOp op, const edgelock_member *m, size_t n, int64_t
     }
 }
 
-edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms,
-                                 int64_t *validity_ms)
+static edgelock_status redlock_take(const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms,
+                                    int64_t *validity_ms, MemberClients &mc)
 {
-    if (!composite_valid_members(m, n, client_one_server) || !composite_valid_times(wait_ms, lease_ms))
-        return EDGELOCK_ERR_INVALID_ARG;
     const int64_t lease =
         lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)client_of(m[0])->cfg.watchdog_lease_ms : lease_ms;
     const uint64_t deadline = composite_deadline(wait_ms);
@@ -190,7 +299,7 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
         int64_t per_node = redlock_node_wait(composite_left(deadline), n);
         edgelock_status st[EDGELOCK_MAX_MEMBERS];
         Took took = {};
-        run_everywhere(ReqOp::Acquire, m, n, per_node, lease_ms, nullptr, st, &took, true);
+        run_everywhere(ReqOp::Acquire, m, n, per_node, lease_ms, nullptr, st, &took, true, &mc.gone);
         // A server taken early in the round and lost again before its end
         // (the watchdog found its key gone) counts for nothing toward the
         // majority; it is given back with the rest.
@@ -199,7 +308,7 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
             counted[i] = st[i] == EDGELOCK_OK ? still_held(m[i]) : st[i];
         RedlockVerdict v = redlock_judge(counted, n, lease, (int64_t)(edgelock_port_now_ms() - round_start),
                                          composite_left(deadline));
-        if (v.acquired) {
+        if (v.acquired && !members_gone(mc)) {
             if (validity_ms)
                 *validity_ms = v.validity_ms;
             return EDGELOCK_OK;
@@ -210,18 +319,38 @@ edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wai
             held[i] = st[i] == EDGELOCK_OK;
         edgelock_status ignored[EDGELOCK_MAX_MEMBERS];
         run_everywhere(ReqOp::Release, m, n, 0, 0, held, ignored, &took);
+        if (members_gone(mc))
+            return EDGELOCK_ERR_SHUTDOWN; // a member's client is being destroyed
         if (!v.retry || composite_left(deadline) == 0)
             return v.why;
     }
+}
+
+edgelock_status redlock_try_lock(const edgelock_member *m, size_t n, int64_t wait_ms, int64_t lease_ms,
+                                 int64_t *validity_ms)
+{
+    if (!composite_valid_members(m, n, client_one_server) || !composite_valid_times(wait_ms, lease_ms))
+        return EDGELOCK_ERR_INVALID_ARG;
+    return with_members_pinned(m, n, true, [&](MemberClients &mc) {
+        return redlock_take(m, n, wait_ms, lease_ms, validity_ms, mc);
+    });
 }
 
 edgelock_status redlock_unlock(const edgelock_member *m, size_t n)
 {
     if (!composite_valid_members(m, n, client_one_server))
         return EDGELOCK_ERR_INVALID_ARG;
-    edgelock_status st[EDGELOCK_MAX_MEMBERS];
-    run_everywhere(ReqOp::Release, m, n, 0, 0, nullptr, st, nullptr);
-    return redlock_unlock_result(st, n);
+    return with_members_pinned(m, n, false, [&](MemberClients &mc) {
+        edgelock_status st[EDGELOCK_MAX_MEMBERS];
+        bool reachable[EDGELOCK_MAX_MEMBERS];
+        for (size_t i = 0; i < n; i++)
+            reachable[i] = mc.member[i] == EDGELOCK_OK;
+        run_everywhere(ReqOp::Release, m, n, 0, 0, reachable, st, nullptr);
+        for (size_t i = 0; i < n; i++)
+            if (!reachable[i])
+                st[i] = mc.member[i];
+        return redlock_unlock_result(st, n);
+    });
 }
 
 } // namespace edgelock

@@ -741,6 +741,93 @@ TEST_CASE(a_cancelled_redlock_ends_with_cancelled)
     edgelock_client_destroy(holder);
 }
 
+static uint32_t edgelock_stats_waiters(edgelock_client *c)
+{
+    edgelock_stats st;
+    return edgelock_client_stats(c, &st) == EDGELOCK_OK ? st.waiters : 999;
+}
+
+// A member's client destroyed while a blocking MultiLock waits on another
+// member's: the call ends with SHUTDOWN and gives back what it took on the
+// clients left, and the destroy returns once the call has let go of the
+// client (as it waits for its own blocking callers). The call used to wait
+// on, then call the freed client (found by reading composite_blocking.cpp).
+TEST_CASE(blocking_multilock_ends_with_shutdown_when_a_member_client_is_destroyed)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *a = make_client(r.url()), *b = make_client(r.url()), *c = make_client(r.url());
+    edgelock_client *other = make_client(r.url());
+    REQUIRE(a && b && c && other);
+    edgelock_member m[3] = {
+        {a, make_lock(a, "bmd:a")}, {c, make_lock(c, "bmd:c")}, {b, make_lock(b, "bmd:b")}};
+    edgelock_lock blocker = make_lock(other, "bmd:b");
+    CHECK_ST(edgelock_try_lock(other, blocker, 0, 60000), EDGELOCK_OK);
+    std::atomic<int> status{1};
+    std::thread t([&] { status = edgelock_multi_try_lock(m, 3, 60000, EDGELOCK_LEASE_WATCHDOG); });
+    // Members 0 and 1 taken, member 2 waiting.
+    REQUIRE(wait_until(10000, [&] {
+        return edgelock_stats_waiters(b) == 1 && redis_integer(r, "EXISTS bmd:a") == 1 &&
+               redis_integer(r, "EXISTS bmd:c") == 1;
+    }));
+    edgelock_client_destroy(a);
+    REQUIRE(wait_until(20000, [&] { return status.load() != 1; })); // not the 60 s wait
+    t.join();
+    CHECK_ST((edgelock_status)status.load(), EDGELOCK_ERR_SHUTDOWN);
+    CHECK_EQ(redis_integer(r, "EXISTS bmd:c"), 0);  // given back
+    CHECK_EQ(redis_integer(r, "HLEN bmd:b"), 1);    // the other owner's only
+    CHECK(redis_integer(r, "PTTL bmd:a") <= 30000); // a's hold lapses, renewed by no one
+    CHECK(tables_idle(b));
+    CHECK(tables_idle(c));
+    CHECK_ST(edgelock_unlock(other, blocker, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(other, blocker);
+    edgelock_lock_free(b, m[2].lock);
+    edgelock_lock_free(c, m[1].lock);
+    edgelock_client_destroy(b);
+    edgelock_client_destroy(c);
+    edgelock_client_destroy(other);
+    freeReplyObject(r.command("DEL bmd:a"));
+}
+
+// The same for a blocking RedLock that cannot get its majority: a member's
+// client destroyed in the middle of its rounds ends it with SHUTDOWN, and
+// nothing of it is left on the servers of the clients left.
+TEST_CASE(blocking_redlock_ends_with_shutdown_when_a_member_client_is_destroyed)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *holder = make_client(r.url());
+    REQUIRE(holder);
+    edgelock_client *clients[3];
+    edgelock_member m[3];
+    edgelock_lock held[2];
+    const char *names[3] = {"brd:a", "brd:b", "brd:c"};
+    for (int i = 0; i < 3; i++) {
+        clients[i] = make_client(r.url());
+        REQUIRE(clients[i]);
+        m[i] = {clients[i], make_lock(clients[i], names[i])};
+    }
+    for (int i = 0; i < 2; i++) { // b and c held: never a majority
+        held[i] = make_lock(holder, names[i + 1]);
+        CHECK_ST(edgelock_try_lock(holder, held[i], 0, 60000), EDGELOCK_OK);
+    }
+    std::atomic<int> status{1};
+    std::thread t([&] { status = edgelock_redlock_try_lock(m, 3, 60000, 10000, nullptr); });
+    REQUIRE(wait_until(10000, [&] { return edgelock_stats_waiters(clients[1]) == 1; })); // a round runs
+    edgelock_client_destroy(clients[0]);
+    REQUIRE(wait_until(20000, [&] { return status.load() != 1; }));
+    t.join();
+    CHECK_ST((edgelock_status)status.load(), EDGELOCK_ERR_SHUTDOWN);
+    for (int i = 1; i < 3; i++) {
+        CHECK_EQ(redis_integer(r, "HLEN %s", names[i]), 1); // the holder's only
+        edgelock_lock_free(clients[i], m[i].lock);
+        CHECK(tables_idle(clients[i]));
+        edgelock_client_destroy(clients[i]);
+        CHECK_ST(edgelock_unlock(holder, held[i - 1], nullptr), EDGELOCK_OK);
+        edgelock_lock_free(holder, held[i - 1]);
+    }
+    edgelock_client_destroy(holder);
+    freeReplyObject(r.command("DEL brd:a"));
+}
+
 // ---- asynchronous composites: clients on one event loop ----
 
 #include "event_loop.hpp"
@@ -757,12 +844,6 @@ static void record(edgelock_client *, edgelock_lock, edgelock_status st, int64_t
     o->calls++;
     o->st = st;
     o->value = value;
-}
-
-static uint32_t edgelock_stats_waiters(edgelock_client *c)
-{
-    edgelock_stats st;
-    return edgelock_client_stats(c, &st) == EDGELOCK_OK ? st.waiters : 999;
 }
 
 static edgelock_client *loop_client(EventLoop &loop, const char *url)
