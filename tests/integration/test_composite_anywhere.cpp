@@ -153,5 +153,6 @@ TEST_CASE(a_member_client_destroyed_anywhere_in_a_multilock)
 TEST_CASE(a_member_client_destroyed_anywhere_in_a_redlock)
 {
     sweep({"a RedLock short of a majority, the taken member's client destroyed", Composite::RedlockWaits, 0});
-    sweep({"a RedLock short of a majority, an awaited member's client destroyed", Composite::RedlockWaits, 1});
+    sweep(
+        {"a RedLock short of a majority, an awaited member's client destroyed", Composite::RedlockWaits, 1});
 }

@@ -180,24 +180,42 @@ edgelock_status CallOnThread::join()
     return (edgelock_status)status_.load();
 }
 
-void sweep_steps(const SweptCall &given, bool (*step)(RedisServer &, const SweptCall &, int))
+bool sweep_allocations(const char *name, bool (*step)(int n, void *ctx), void *ctx)
 {
-    SweptCall how = given;
-    RedisServer &r = how.keys ? *how.keys : shared_server();
-    if (!how.url)
-        how.url = r.url();
     if (!alloc_pause::available()) {
         printf("  hiredis 0.14: no allocator hooks, nothing swept\n");
-        return;
+        return false;
     }
     alloc_pause::mark_test_thread();
     alloc_pause::install();
     int n = 1;
-    while (n <= kMaxSteps && step(r, how, n))
+    while (n <= kMaxSteps && step(n, ctx))
         n++;
     alloc_pause::uninstall();
-    printf("  %s: %d allocations swept\n", how.name, n - 1);
+    printf("  %s: %d allocations swept\n", name, n - 1);
     CHECK(n > 1);          // the call allocated at all: the sweep saw it
     CHECK(n <= kMaxSteps); // and came to its end
-    reset_keys(r, Call::LockFree);
+    return true;
+}
+
+namespace
+{
+struct SweptStep {
+    RedisServer *r;
+    SweptCall how;
+    bool (*step)(RedisServer &, const SweptCall &, int);
+};
+} // namespace
+
+void sweep_steps(const SweptCall &given, bool (*step)(RedisServer &, const SweptCall &, int))
+{
+    SweptStep s = {given.keys ? given.keys : &shared_server(), given, step};
+    if (!s.how.url)
+        s.how.url = s.r->url();
+    auto one = [](int n, void *ctx) {
+        auto *st = static_cast<SweptStep *>(ctx);
+        return st->step(*st->r, st->how, n);
+    };
+    if (sweep_allocations(s.how.name, one, &s))
+        reset_keys(*s.r, Call::LockFree);
 }
