@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A member's client destroyed at every step of a blocking MultiLock or
-// RedLock whose members live on three clients, against a real redis-server:
-// alloc_pause (tests/support) stops the clients' threads at the Nth
-// allocation after the call starts, another thread destroys one member's
-// client, and N runs from 1 until the call no longer reaches an Nth
-// allocation. Whatever the step, the destroy returns, the call returns
-// SHUTDOWN (an unlock: OK too, when it was done first), the clients left
+// A member's client destroyed, or the call cancelled, at every step of a
+// blocking MultiLock or RedLock whose members live on three clients, against
+// a real redis-server: alloc_pause (tests/support) stops the clients'
+// threads at the Nth allocation after the call starts, another thread acts,
+// and N runs from 1 until the call no longer reaches an Nth allocation.
+// Whatever the step, the destroy returns, the call returns SHUTDOWN or
+// CANCELLED (an unlock: OK too, when it was done first), the clients left
 // keep nothing of it in their tables, and Redis keeps nothing of it on their
 // keys. Before a composite call pinned its clients (api/blocking.hpp,
 // BlockingPin), it went on waiting after such a destroy and then called the
@@ -32,10 +32,12 @@ enum class Composite {
     MultiUnlock,  // all three taken before, then released
 };
 
+const size_t kCancel = 99; // SweptComposite::destroyed: no destroy, the call is cancelled
+
 struct SweptComposite {
     const char *name;
     Composite call;
-    size_t destroyed; // the member whose client is destroyed
+    size_t destroyed; // the member whose client is destroyed, or kCancel
 };
 
 const size_t kMembers = 3;
@@ -69,9 +71,37 @@ edgelock_status composite_call(Composite call, const edgelock_member *m)
     return EDGELOCK_ERR_INVALID_ARG;
 }
 
-// One step: the call paused at its step-th allocation, then a member's
-// client destroyed. True while the call still reached that allocation.
-bool destroy_member_at_step(int step, void *ctx)
+// The act on a paused call: a member's client destroyed (on a thread of its
+// own, marked as the test's), or edgelock_cancel on every member's client
+// until the call returns (one made before the call reached a client finds
+// nothing there). Whether the act and the call ended within kHangMs.
+bool act(const SweptComposite &how, edgelock_client **c, uint64_t owner, const std::atomic<bool> &done)
+{
+    if (how.destroyed == kCancel) {
+        alloc_pause::acting();
+        return wait_until(kHangMs, [&] {
+            for (size_t i = 0; i < kMembers; i++)
+                CHECK_ST(edgelock_cancel(c[i], owner), EDGELOCK_OK);
+            return done.load();
+        });
+    }
+    std::atomic<bool> destroyed{false};
+    std::thread destroyer([&] {
+        alloc_pause::mark_test_thread();
+        alloc_pause::acting();
+        edgelock_client_destroy(c[how.destroyed]);
+        destroyed = true;
+    });
+    if (!wait_until(kHangMs, [&] { return destroyed.load() && done.load(); }))
+        return false;
+    destroyer.join();
+    c[how.destroyed] = nullptr;
+    return true;
+}
+
+// One step: the call paused at its step-th allocation, then the act. True
+// while the call still reached that allocation.
+bool act_at_step(int step, void *ctx)
 {
     const SweptComposite &how = *static_cast<const SweptComposite *>(ctx);
     RedisServer &r = shared_server();
@@ -87,7 +117,9 @@ bool destroy_member_at_step(int step, void *ctx)
     }
     std::atomic<bool> ready{false}, go{false}, done{false};
     std::atomic<int> status{1};
+    std::atomic<uint64_t> owner{0};
     std::thread caller([&] {
+        owner = edgelock_current_owner();
         if (how.call == Composite::MultiUnlock) // before the sweep arms its pause
             CHECK_ST(edgelock_multi_try_lock(m, kMembers, 0, 30000), EDGELOCK_OK);
         ready = true;
@@ -101,22 +133,14 @@ bool destroy_member_at_step(int step, void *ctx)
     alloc_pause::arm(step);
     go = true;
     bool reached = alloc_pause::reached(kQuietMs);
-    std::atomic<bool> destroyed{false};
-    std::thread destroyer([&] {
-        alloc_pause::mark_test_thread();
-        alloc_pause::acting();
-        edgelock_client_destroy(c[how.destroyed]);
-        destroyed = true;
-    });
-    if (!wait_until(kHangMs, [&] { return destroyed.load() && done.load(); })) {
-        fprintf(stderr, "  allocation %d: %s hung\n", step, destroyed.load() ? "the call" : "the destroy");
+    if (!act(how, c, owner, done)) {
+        fprintf(stderr, "  allocation %d: the call or the destroy hung\n", step);
         _exit(1); // the threads cannot be joined
     }
-    destroyer.join();
     caller.join();
-    c[how.destroyed] = nullptr;
     edgelock_status st = (edgelock_status)status.load();
-    if (st != EDGELOCK_ERR_SHUTDOWN && (waits(how.call) || st != EDGELOCK_OK)) {
+    edgelock_status ended = how.destroyed == kCancel ? EDGELOCK_ERR_CANCELLED : EDGELOCK_ERR_SHUTDOWN;
+    if (st != ended && (waits(how.call) || st != EDGELOCK_OK)) {
         fprintf(stderr, "  allocation %d: the call returned %s\n", step, edgelock_status_str(st));
         CHECK(false);
     }
@@ -136,7 +160,7 @@ bool destroy_member_at_step(int step, void *ctx)
 
 void sweep(const SweptComposite &how)
 {
-    if (sweep_allocations(how.name, destroy_member_at_step, const_cast<SweptComposite *>(&how)))
+    if (sweep_allocations(how.name, act_at_step, const_cast<SweptComposite *>(&how)))
         reset_composite_keys(shared_server(), Composite::MultiUnlock); // all free
 }
 
@@ -155,4 +179,10 @@ TEST_CASE(a_member_client_destroyed_anywhere_in_a_redlock)
     sweep({"a RedLock short of a majority, the taken member's client destroyed", Composite::RedlockWaits, 0});
     sweep(
         {"a RedLock short of a majority, an awaited member's client destroyed", Composite::RedlockWaits, 1});
+}
+
+TEST_CASE(a_composite_cancelled_anywhere)
+{
+    sweep({"a MultiLock waiting, cancelled", Composite::MultiWaits, kCancel});
+    sweep({"a RedLock short of a majority, cancelled", Composite::RedlockWaits, kCancel});
 }
