@@ -6,7 +6,8 @@
 // calls (handles made and freed, cancels, lock_valid, stats) while they
 // wait. It reaches what fuzz_wire cannot: the leader/follower hand-over of
 // the loop between callers and the client's own loop thread, a caller's
-// wake-up, a cancel from another thread, handles freed under a call. The
+// wake-up, a cancel from another thread, handles freed under a call, and
+// MultiLock and RedLock over the client's handles (its pins). The
 // threads make its runs differ from one replay to the next, so a finding is
 // read from its trace (FUZZ_TRACE=1) more than replayed. What must hold
 // whatever the bytes: no crash, no memory error or leak (ASan, UBSan), no
@@ -52,6 +53,7 @@ void check(int op, edgelock_status st)
 struct Op {
     int kind = 0;
     edgelock_lock lock = {};
+    edgelock_lock other = {}; // a composite's second member
     uint8_t arg = 0;
 };
 
@@ -150,6 +152,21 @@ struct Worker {
             check(op.kind, edgelock_semaphore_try_acquire(c, op.lock, 1 + op.arg / 64 % 2, wait, lease));
             break;
         case 9: check(op.kind, edgelock_latch_await(c, op.lock, wait)); break;
+        case 12:
+        case 13: { // a MultiLock of two handles (one name twice is INVALID_ARG)
+            edgelock_member m[2] = {{c, op.lock}, {c, op.other}};
+            check(op.kind,
+                  op.kind == 12 ? edgelock_multi_try_lock(m, 2, wait, lease) : edgelock_multi_unlock(m, 2));
+            break;
+        }
+        case 14:
+        case 15: { // a RedLock of one server: a client twice is INVALID_ARG
+            edgelock_member m[2] = {{c, op.lock}, {c, op.other}};
+            size_t n = 1 + op.arg / 128;
+            check(op.kind, op.kind == 14 ? edgelock_redlock_try_lock(m, n, wait, lease, &value)
+                                         : edgelock_redlock_unlock(m, n));
+            break;
+        }
         case 10: {
             edgelock_lock_entry entries[4];
             edgelock_lock_info info;
@@ -269,8 +286,9 @@ struct Run : Server {
         case 6: {
             Op o;
             uint8_t k = s.byte();
-            o.kind = op % 16 == 2 || op % 16 == 3 ? k % 2 : k % 12;
+            o.kind = op % 16 == 2 || op % 16 == 3 ? k % 2 : k % 16;
             o.lock = lk;
+            o.other = locks[(which + 1) % 4];
             o.arg = s.byte();
             w.give(o);
             break;
