@@ -1062,7 +1062,9 @@ typedef struct edgelock_member {
  * behind the client's back, when the leases were set; or, with no lease to
  * set, lost by the client's own account, as edgelock_lock_valid() says, when
  * the set was complete), SHUTDOWN (a member's client destroyed during the
- * call, see edgelock_client_destroy), or the first member's
+ * call, see edgelock_client_destroy), WRONG_THREAD or SHUTDOWN before any
+ * member is tried (a member's client that takes no blocking call from this
+ * thread, or is being destroyed), or the first member's
  * error that is not contention. On any result but OK nothing is held by this
  * call, with one exception: a member whose release met an unknown outcome (its
  * server timed out or dropped the connection) may still be held in Redis; it

@@ -127,6 +127,14 @@ static void run(Client *c, BlockingRequest *r)
         complete(c, r, r->status, 0);
         return;
     }
+    // A composite's member abandoned after it entered: the cancel of its
+    // pin's on_stop may have run first (a posted request waits in the inbox
+    // while the cancel's caller leads and runs its own at once). The flag
+    // was set before that cancel took the mutex, which every run follows.
+    if (r->abandoned && __atomic_load_n(r->abandoned, __ATOMIC_ACQUIRE)) {
+        complete(c, r, EDGELOCK_ERR_SHUTDOWN, 0);
+        return;
+    }
     edgelock_status st;
     LockEntry *le = lock_get(c, r->lock.id);
     if (r->locks_only && le && !kind_serves((edgelock_lock_kind)le->kind, KindClass::Lock)) {
@@ -386,7 +394,8 @@ static edgelock_status enter(Client *c, BlockingRequest *r, bool may_lead)
         return EDGELOCK_ERR_WRONG_THREAD; // waiting on ourselves would never end
     edgelock_port_mutex_lock(&c->face->mutex);
     // A composite's wait that its pin's on_stop would cancel, had it come
-    // first (the cancel goes through this mutex after the flag is set).
+    // first (the cancel goes through this mutex after the flag is set); one
+    // that entered already is checked again when it runs (run()).
     bool abandoned = r->abandoned && __atomic_load_n(r->abandoned, __ATOMIC_ACQUIRE);
     if (c->face->loop_stop || abandoned) {
         edgelock_port_mutex_unlock(&c->face->mutex);

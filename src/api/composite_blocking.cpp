@@ -33,8 +33,9 @@ struct MemberClients {
 };
 
 // A member's client stops: end the call's wait wherever it is. A wait not yet
-// begun is refused at its entry (BlockingRequest::abandoned), one begun is
-// found by this cancel, which enters its client after the flag is set.
+// started is refused at its entry or its start (BlockingRequest::abandoned,
+// read under that client's mutex or after it), one started is found by this
+// cancel, which enters its client after the flag is set.
 static void member_client_stops(BlockingPin *pin, void *user)
 {
     auto *mc = static_cast<MemberClients *>(user);
