@@ -33,8 +33,8 @@ bool cancel_at_step(RedisServer &r, const SweptCall &how, int step)
     // the client finds nothing, so cancel until the call returns.
     alloc_pause::acting();
     CHECK(wait_until(kHangMs, [&] {
-        CHECK_ST(edgelock_cancel(call.c, call.owner), EDGELOCK_OK);
-        return call.done.load();
+        CHECK_ST(edgelock_cancel(call.c, call.owner()), EDGELOCK_OK);
+        return call.done();
     }));
     edgelock_status st = call.join(); // a granted lock is unlocked by now
     if (how.call == Call::LockWaits ? st != EDGELOCK_ERR_CANCELLED

@@ -75,14 +75,14 @@ edgelock_status composite_call(Composite call, const edgelock_member *m)
 // own, marked as the test's), or edgelock_cancel on every member's client
 // until the call returns (one made before the call reached a client finds
 // nothing there). Whether the act and the call ended within kHangMs.
-bool act(const SweptComposite &how, edgelock_client **c, uint64_t owner, const std::atomic<bool> &done)
+bool act(const SweptComposite &how, edgelock_client **c, const GatedCall &caller)
 {
     if (how.destroyed == kCancel) {
         alloc_pause::acting();
         return wait_until(kHangMs, [&] {
             for (size_t i = 0; i < kMembers; i++)
-                CHECK_ST(edgelock_cancel(c[i], owner), EDGELOCK_OK);
-            return done.load();
+                CHECK_ST(edgelock_cancel(c[i], caller.owner()), EDGELOCK_OK);
+            return caller.done();
         });
     }
     std::atomic<bool> destroyed{false};
@@ -92,7 +92,7 @@ bool act(const SweptComposite &how, edgelock_client **c, uint64_t owner, const s
         edgelock_client_destroy(c[how.destroyed]);
         destroyed = true;
     });
-    if (!wait_until(kHangMs, [&] { return destroyed.load() && done.load(); }))
+    if (!wait_until(kHangMs, [&] { return destroyed.load() && caller.done(); }))
         return false;
     destroyer.join();
     c[how.destroyed] = nullptr;
@@ -115,30 +115,21 @@ bool act_at_step(int step, void *ctx)
             return false;
         m[i] = {c[i], make_lock(c[i], kNames[i])};
     }
-    std::atomic<bool> ready{false}, go{false}, done{false};
-    std::atomic<int> status{1};
-    std::atomic<uint64_t> owner{0};
-    std::thread caller([&] {
-        owner = edgelock_current_owner();
-        if (how.call == Composite::MultiUnlock) // before the sweep arms its pause
-            CHECK_ST(edgelock_multi_try_lock(m, kMembers, 0, 30000), EDGELOCK_OK);
-        ready = true;
-        while (!go.load())
-            sleep_ms(1);
-        status = composite_call(how.call, m);
-        done = true;
-    });
-    while (!ready.load())
-        sleep_ms(1);
+    GatedCall caller;
+    caller.start(
+        [&] {
+            if (how.call == Composite::MultiUnlock) // taken first, on the caller's thread
+                CHECK_ST(edgelock_multi_try_lock(m, kMembers, 0, 30000), EDGELOCK_OK);
+        },
+        [&] { return composite_call(how.call, m); });
     alloc_pause::arm(step);
-    go = true;
+    caller.go();
     bool reached = alloc_pause::reached(kQuietMs);
-    if (!act(how, c, owner, done)) {
+    if (!act(how, c, caller)) {
         fprintf(stderr, "  allocation %d: the call or the destroy hung\n", step);
         _exit(1); // the threads cannot be joined
     }
-    caller.join();
-    edgelock_status st = (edgelock_status)status.load();
+    edgelock_status st = caller.join();
     edgelock_status ended = how.destroyed == kCancel ? EDGELOCK_ERR_CANCELLED : EDGELOCK_ERR_SHUTDOWN;
     if (st != ended && (waits(how.call) || st != EDGELOCK_OK)) {
         fprintf(stderr, "  allocation %d: the call returned %s\n", step, edgelock_status_str(st));

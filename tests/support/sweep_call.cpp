@@ -132,22 +132,17 @@ void CallOnThread::start()
         return;
     if (!how_.while_connecting)
         CHECK_ST(edgelock_lock_new_kind(c, how_.kind, "anywhere", 8, &lk), EDGELOCK_OK);
-    thread_ = std::thread([this] {
-        owner = edgelock_current_owner();
+    auto take_first = [this] {
         if (how_.call == Call::Unlock) // before the sweep arms its pause
             CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK);
-        ready_ = true;
-        while (!go_.load())
-            sleep_ms(1);
-        edgelock_status st = call();
-        status_ = st;
-        done = true;
+    };
+    auto unlock_if_granted = [this](edgelock_status st) {
         bool granted = how_.call == Call::LockFree || how_.call == Call::LockWaits;
         if (st == EDGELOCK_OK && granted && how_.unlock_if_granted)
             CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
-    });
-    while (!ready_.load())
-        sleep_ms(1);
+    };
+    caller_.start(
+        take_first, [this] { return call(); }, unlock_if_granted);
     // The loop thread takes the lead once the client has been idle for the
     // grace (20 ms with the default lease); a call right away leads itself.
     if (how_.loop_leads && !how_.while_connecting)
@@ -156,15 +151,14 @@ void CallOnThread::start()
 
 CallOnThread::~CallOnThread()
 {
-    if (thread_.joinable())
-        thread_.join();
+    caller_.join();
     edgelock_client_destroy(c);
 }
 
 bool CallOnThread::go_paused_at(int step)
 {
     alloc_pause::arm(step);
-    go_ = true; // while connecting: the caller calls once its thread starts
+    caller_.go(); // while connecting: the caller calls once its thread starts
     if (how_.while_connecting) {
         start(); // the connection's steps are the call's first ones
         CHECK(c != nullptr);
@@ -174,9 +168,30 @@ bool CallOnThread::go_paused_at(int step)
     return alloc_pause::reached(kQuietMs);
 }
 
-edgelock_status CallOnThread::join()
+void GatedCall::start(std::function<void()> setup, std::function<edgelock_status()> call,
+                      std::function<void(edgelock_status)> after)
 {
-    thread_.join();
+    thread_ = std::thread([this, setup, call, after] {
+        owner_ = edgelock_current_owner();
+        if (setup)
+            setup();
+        ready_ = true;
+        while (!go_.load())
+            sleep_ms(1);
+        edgelock_status st = call();
+        status_ = st;
+        done_ = true;
+        if (after)
+            after(st);
+    });
+    while (!ready_.load())
+        sleep_ms(1);
+}
+
+edgelock_status GatedCall::join()
+{
+    if (thread_.joinable())
+        thread_.join();
     return (edgelock_status)status_.load();
 }
 

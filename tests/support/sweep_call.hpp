@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <thread>
 
 #include "edgelock/edgelock.h"
@@ -44,11 +45,31 @@ struct SweptCall {
 // else (written as Redisson would) for LockWaits.
 void reset_keys(RedisServer &r, Call call);
 
+// A thread that makes one call when the test lets it go: setup first (what
+// the call needs done before the sweep arms its pause, which is no step of
+// it), the call once go() was called, then after(its status). start()
+// returns once setup has run; go() may come before or after start().
+class GatedCall
+{
+public:
+    ~GatedCall() { join(); }
+    void start(std::function<void()> setup, std::function<edgelock_status()> call,
+               std::function<void(edgelock_status)> after = nullptr);
+    void go() { go_ = true; }
+    uint64_t owner() const { return owner_.load(); } // the thread's edgelock_current_owner()
+    bool done() const { return done_.load(); }       // the call returned
+    edgelock_status join();                          // its status, once the thread ended
+
+private:
+    std::atomic<uint64_t> owner_{0};
+    std::atomic<bool> ready_{false}, go_{false}, done_{false};
+    std::atomic<int> status_{1};
+    std::thread thread_;
+};
+
 struct CallOnThread {
     edgelock_client *c = nullptr; // destroyed by the destructor unless null
     edgelock_lock lk = {0};
-    std::atomic<uint64_t> owner{0}; // the caller's edgelock_current_owner()
-    std::atomic<bool> done{false};
 
     CallOnThread(RedisServer &r, const SweptCall &how); // the caller ready, not started; r: how.keys
     ~CallOnThread();
@@ -56,15 +77,15 @@ struct CallOnThread {
     // The call starts, its step-th allocation paused (alloc_pause); whether
     // it reached that allocation within kQuietMs (else nothing pauses).
     bool go_paused_at(int step);
-    edgelock_status join(); // its status, once it returned
+    uint64_t owner() const { return caller_.owner(); }
+    bool done() const { return caller_.done(); }
+    edgelock_status join() { return caller_.join(); } // its status, once it returned
 
 private:
     void start();
     edgelock_status call(); // on the caller's thread
     SweptCall how_;         // its url set
-    std::atomic<bool> ready_{false}, go_{false};
-    std::atomic<int> status_{1};
-    std::thread thread_;
+    GatedCall caller_;
 };
 
 // The lock calls every sweep covers: a wait (reentrant and fair; the loop
