@@ -407,7 +407,8 @@ EDGELOCK_API edgelock_status edgelock_client_create(const edgelock_config *cfg, 
  * still running in other threads return EDGELOCK_ERR_SHUTDOWN, and so does a
  * blocking MultiLock or RedLock with a member on it, wherever it waits: its
  * wait on another member's client ends, it gives back what it holds on the
- * other clients, and the destroy returns once it has. Locks still
+ * other clients (what it took on this one is left to expire, as below), and
+ * the destroy returns once it has. Locks still
  * held are left to expire in Redis (their watchdog stops). In event-loop mode
  * call it on the loop thread; from inside an edgelock callback the memory is
  * released when control returns to the loop, so keep the loop running until
@@ -1066,7 +1067,9 @@ typedef struct edgelock_member {
  * member is tried (a member's client that takes no blocking call from this
  * thread, or is being destroyed), or the first member's
  * error that is not contention. On any result but OK nothing is held by this
- * call, with one exception: a member whose release met an unknown outcome (its
+ * call (but what it took on a member's client destroyed meanwhile, left to
+ * expire: see edgelock_client_destroy), with one exception: a member whose
+ * release met an unknown outcome (its
  * server timed out or dropped the connection) may still be held in Redis; it
  * is not renewed, lock_valid says LOST for it, and its release goes out again
  * (in the background, on its client's loop) until Redis answers it: at the
