@@ -387,8 +387,10 @@ void blocking_stop(Client *c)
     free_face(c);
 }
 
-// Admit r: OK with the mutex held, or why not (the mutex not held).
-static edgelock_status enter(Client *c, BlockingRequest *r, bool may_lead)
+// Whether c takes blocking calls from this thread and is not stopping: OK
+// with the mutex held, or why not (the mutex not held). abandoned: a
+// composite's member that is to end (BlockingRequest::abandoned), or null.
+static edgelock_status admit_locked(Client *c, const bool *abandoned)
 {
     if (!c->owns_base || on_loop_thread(c))
         return EDGELOCK_ERR_WRONG_THREAD; // waiting on ourselves would never end
@@ -396,11 +398,19 @@ static edgelock_status enter(Client *c, BlockingRequest *r, bool may_lead)
     // A composite's wait that its pin's on_stop would cancel, had it come
     // first (the cancel goes through this mutex after the flag is set); one
     // that entered already is checked again when it runs (run()).
-    bool abandoned = r->abandoned && __atomic_load_n(r->abandoned, __ATOMIC_ACQUIRE);
-    if (c->face->loop_stop || abandoned) {
+    if (c->face->loop_stop || (abandoned && __atomic_load_n(abandoned, __ATOMIC_ACQUIRE))) {
         edgelock_port_mutex_unlock(&c->face->mutex);
         return EDGELOCK_ERR_SHUTDOWN;
     }
+    return EDGELOCK_OK;
+}
+
+// Admit r: OK with the mutex held, or why not (the mutex not held).
+static edgelock_status enter(Client *c, BlockingRequest *r, bool may_lead)
+{
+    edgelock_status st = admit_locked(c, r->abandoned);
+    if (st != EDGELOCK_OK)
+        return st;
     edgelock_port_cond_init(&r->cond);
     c->face->blocking_callers++;
     r->done = false;
@@ -412,14 +422,10 @@ static edgelock_status enter(Client *c, BlockingRequest *r, bool may_lead)
 
 edgelock_status blocking_pin(Client *c, BlockingPin *pin, void (*on_stop)(BlockingPin *, void *), void *user)
 {
-    if (!c->owns_base || on_loop_thread(c))
-        return EDGELOCK_ERR_WRONG_THREAD;
+    edgelock_status st = admit_locked(c, nullptr);
+    if (st != EDGELOCK_OK)
+        return st;
     BlockingFace *f = c->face;
-    edgelock_port_mutex_lock(&f->mutex);
-    if (f->loop_stop) {
-        edgelock_port_mutex_unlock(&f->mutex);
-        return EDGELOCK_ERR_SHUTDOWN;
-    }
     *pin = BlockingPin();
     pin->on_stop = on_stop;
     pin->user = user;

@@ -101,9 +101,8 @@ bool act(const SweptComposite &how, edgelock_client **c, const GatedCall &caller
 
 // One step: the call paused at its step-th allocation, then the act. True
 // while the call still reached that allocation.
-bool act_at_step(int step, void *ctx)
+bool act_at_step(const SweptComposite &how, int step)
 {
-    const SweptComposite &how = *static_cast<const SweptComposite *>(ctx);
     RedisServer &r = shared_server();
     reset_composite_keys(r, how.call);
     edgelock_client *c[kMembers];
@@ -151,7 +150,7 @@ bool act_at_step(int step, void *ctx)
 
 void sweep(const SweptComposite &how)
 {
-    if (sweep_allocations(how.name, act_at_step, const_cast<SweptComposite *>(&how)))
+    if (sweep_allocations(how.name, [&](int step) { return act_at_step(how, step); }))
         reset_composite_keys(shared_server(), Composite::MultiUnlock); // all free
 }
 

@@ -195,7 +195,7 @@ edgelock_status GatedCall::join()
     return (edgelock_status)status_.load();
 }
 
-bool sweep_allocations(const char *name, bool (*step)(int n, void *ctx), void *ctx)
+bool sweep_allocations(const char *name, const std::function<bool(int n)> &step)
 {
     if (!alloc_pause::available()) {
         printf("  hiredis 0.14: no allocator hooks, nothing swept\n");
@@ -204,7 +204,7 @@ bool sweep_allocations(const char *name, bool (*step)(int n, void *ctx), void *c
     alloc_pause::mark_test_thread();
     alloc_pause::install();
     int n = 1;
-    while (n <= kMaxSteps && step(n, ctx))
+    while (n <= kMaxSteps && step(n))
         n++;
     alloc_pause::uninstall();
     printf("  %s: %d allocations swept\n", name, n - 1);
@@ -213,24 +213,12 @@ bool sweep_allocations(const char *name, bool (*step)(int n, void *ctx), void *c
     return true;
 }
 
-namespace
-{
-struct SweptStep {
-    RedisServer *r;
-    SweptCall how;
-    bool (*step)(RedisServer &, const SweptCall &, int);
-};
-} // namespace
-
 void sweep_steps(const SweptCall &given, bool (*step)(RedisServer &, const SweptCall &, int))
 {
-    SweptStep s = {given.keys ? given.keys : &shared_server(), given, step};
-    if (!s.how.url)
-        s.how.url = s.r->url();
-    auto one = [](int n, void *ctx) {
-        auto *st = static_cast<SweptStep *>(ctx);
-        return st->step(*st->r, st->how, n);
-    };
-    if (sweep_allocations(s.how.name, one, &s))
-        reset_keys(*s.r, Call::LockFree);
+    SweptCall how = given;
+    RedisServer &r = how.keys ? *how.keys : shared_server();
+    if (!how.url)
+        how.url = r.url();
+    if (sweep_allocations(how.name, [&](int n) { return step(r, how, n); }))
+        reset_keys(r, Call::LockFree);
 }

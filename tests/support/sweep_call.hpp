@@ -111,11 +111,11 @@ SweptCall over_shared_tls(SweptCall how);
 // need be: the client finds the master by asking them, the keys on it.
 SweptCall via_shared_sentinels(SweptCall how);
 
-// Runs step(n, ctx) for n = 1, 2, ... while it returns true (the call
-// reached its nth allocation), with the pausing allocator installed, and
-// prints name with the count; false when nothing could be swept (hiredis
-// 0.14), else the sweep came to its end within kMaxSteps (checked).
-bool sweep_allocations(const char *name, bool (*step)(int n, void *ctx), void *ctx);
+// Runs step(n) for n = 1, 2, ... while it returns true (the call reached
+// its nth allocation), with the pausing allocator installed, and prints name
+// with the count; false when nothing could be swept (hiredis 0.14), else the
+// sweep came to its end within kMaxSteps (checked).
+bool sweep_allocations(const char *name, const std::function<bool(int n)> &step);
 
 // Runs step(r, how, n) for n = 1, 2, ... while it returns true (the call
 // reached its nth allocation), with the pausing allocator installed; r is
