@@ -113,7 +113,13 @@ bool act_at_step(const SweptComposite &how, int step)
         if (!c[i])
             return false;
         m[i] = {c[i], make_lock(c[i], kNames[i])};
+        int held = 0; // a round trip: the client connected before the sweep counts
+        CHECK_ST(edgelock_is_locked(c[i], m[i].lock, &held), EDGELOCK_OK);
     }
+    // Quiet clients, as CallOnThread leaves them: a loop thread's allocation
+    // paused before the caller entered would let the destroy come first,
+    // which the header does not allow (a call after destroy).
+    sleep_ms(100);
     GatedCall caller;
     caller.start(
         [&] {
