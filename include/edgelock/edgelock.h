@@ -462,7 +462,7 @@ typedef enum edgelock_lock_kind {
     /** RLock: hash `name`, channel redisson_lock__channel:{name}. Non-fair:
      *  whoever asks first after an unlock gets it, except that a client whose
      *  releases a waiter heard twice in a row pauses its own next lock call
-     *  on that handle (2 ms plus two round trips, less if its wait is
+     *  on that handle (6 ms plus two round trips, less if its wait is
      *  shorter) so that the woken waiter gets its turn: no client is shut out
      *  by one that unlocks and locks again in a loop. The fenced lock too. */
     EDGELOCK_REENTRANT = 0,

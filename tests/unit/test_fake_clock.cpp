@@ -173,7 +173,7 @@ TEST_CASE(a_granted_waiter_leaves_its_channel_at_the_next_turn)
 // of 8 async owners on one client showed: owner 1's second heard release makes
 // its next lock call pause; owner 2 takes the lock meanwhile and gives it back
 // with nobody listening. The pause has served: a lock call by either owner now
-// goes out at once, not after the pause (the lock idle for 2 ms or more).
+// goes out at once, not after the pause (the lock idle for kYieldMinMs or more).
 TEST_CASE(a_pause_for_turn_taking_ends_when_this_client_takes_the_lock_again)
 {
     Harness h;
