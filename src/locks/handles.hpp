@@ -35,11 +35,10 @@ struct LockEntry {
 // pause costs an idle lock only when the waiter did not come.
 constexpr uint32_t kYieldEveryHeard = 2;
 // The pause covers the woken waiter's thread waiting for a CPU, not only its
-// round trip: on a busy machine that is a scheduler slice or two (EEVDF's
-// base slice is 3 ms). 2 ms let the releasing client's attempt arrive first
-// so often that, with 8 clients on one lock, the woken waiters' failed
-// retries doubled the client CPU per acquisition (BENCHMARKS.md, thirteenth
-// pass).
+// round trip: on a busy machine that can be a scheduler slice or two. 2 ms
+// let the releasing client's attempt arrive first so often that, with 8
+// clients on one lock, the woken waiters' failed retries doubled the client
+// CPU per acquisition (BENCHMARKS.md, thirteenth pass).
 constexpr uint64_t kYieldMinMs = 6; // plus two of the release's own round trips
 // lock_get(), lock_ref() and lock_kind(), reads of the table, are inline in
 // client.hpp.
