@@ -289,7 +289,10 @@ void run_failover(int m, uint32_t wait_replicas, Fault fault, int *violations)
     CHECK(mono_ms() - stopping < 15000);
 
     int v = overlaps(run.spans), regress = token_regressions(run.spans);
-    if (getenv("FENCED_SPANS"))
+    // Every span when asked, and always when two overlapped: an overlap with
+    // WAIT is rare (seen twice, in a parallel ctest) and its timeline is the
+    // clue.
+    if (getenv("FENCED_SPANS") || v > 0)
         for (const Span &s : run.spans)
             printf("  span worker %d token %lld: %+lld .. %+lld ms from the takeover\n", s.worker,
                    (long long)s.token, ((long long)s.from_us - (long long)run.fault_us) / 1000,
