@@ -1328,10 +1328,24 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
                  us(rc[key]["cpu_us_per_op"]), fmt(rc[key]["cpu_pct_of_core"])))
     cost_table = "\n".join(L)
 
+    def goal_value(g):
+        v = g["value"]
+        if isinstance(v, bool):
+            return str(v).lower()
+        shown = fmt(v)
+        # A value that rounds to its bound (2.001 against "<= 2") would read
+        # as met beside "missed": show the digits that decide.
+        try:
+            at_bound = float(shown.replace(",", "")) == float(g["target"].split()[-1])
+        except ValueError:
+            at_bound = False
+        if isinstance(v, float) and at_bound:
+            shown = fmt(v, 5)
+        return shown
+
     L = ["| Goal (issue 6) | measured | median | target | |", "|---|---|---|---|---|"]
     for g in goals:
-        v = g["value"]
-        L.append("| %s | %s | %s | %s | %s |" % (g["goal"], g["measured"], fmt(v) if not isinstance(v, bool) else str(v).lower(),
+        L.append("| %s | %s | %s | %s | %s |" % (g["goal"], g["measured"], goal_value(g),
                                              g["target"], {True: "met", False: "**missed**", None: "n/a"}[g["met"]]))
     goal_table = "\n".join(L)
 
