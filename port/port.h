@@ -65,11 +65,28 @@ void edgelock_port_assert_fail(const char *expr, const char *file, int line);
 int edgelock_port_sigpipe_ignored(void);
 void edgelock_port_sigpipe_block(edgelock_port_sigpipe *g);
 void edgelock_port_sigpipe_restore(edgelock_port_sigpipe *g);
-/** Write to a socket without raising SIGPIPE (MSG_NOSIGNAL): the plain
- *  connections' writes with hiredis 1.x, which need no guard then. Returns
- *  the bytes written; 0 when the socket cannot take any now (write later);
- *  -1 on an error, described in err. */
+/** Write to a socket without raising SIGPIPE (MSG_NOSIGNAL) and without
+ *  waiting (MSG_DONTWAIT, also on a socket made blocking by
+ *  edgelock_port_socket_reads_may_wait): the plain connections' writes with
+ *  hiredis 1.x, which need no guard then. Returns the bytes written; 0 when
+ *  the socket cannot take any now (write later); -1 on an error, described
+ *  in err. */
 long edgelock_port_send_quiet(int fd, const void *buf, size_t len, char *err, size_t err_len);
+/** Returned by edgelock_port_recv when the peer closed the connection. */
+#define EDGELOCK_PORT_RECV_CLOSED (-2)
+/** Read from a connected socket. wait 0: never waits (MSG_DONTWAIT). wait 1:
+ *  on a socket set up by edgelock_port_socket_reads_may_wait, waits for
+ *  bytes at most that call's max_ms (rounded up to the kernel's clock tick).
+ *  Returns the bytes read; 0 when none came (none there, the wait ended, or
+ *  a signal); EDGELOCK_PORT_RECV_CLOSED at the end of the stream; -1 on an
+ *  error, described in err. */
+long edgelock_port_recv(int fd, void *buf, size_t len, int wait, char *err, size_t err_len);
+/** Let reads of a connected socket wait (edgelock_port_recv's wait 1), for
+ *  at most max_ms each: the socket becomes blocking with that receive
+ *  timeout. Every other read and write of it must then say not to wait, as
+ *  edgelock_port_recv and edgelock_port_send_quiet do. 0 on success; -1 when
+ *  it could not, and the socket is as it was. */
+int edgelock_port_socket_reads_may_wait(int fd, uint32_t max_ms);
 /** 1 when a socket's connection failed or never came up (SO_ERROR set, or
  *  no peer): a TLS handshake that fails on such a socket met no server. */
 int edgelock_port_socket_failed(int fd);

@@ -4,6 +4,7 @@
 #include "port.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -205,7 +207,7 @@ int edgelock_port_sigpipe_ignored(void)
 
 long edgelock_port_send_quiet(int fd, const void *buf, size_t len, char *err, size_t err_len)
 {
-    ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+    ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n >= 0)
         return (long)n;
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
@@ -213,6 +215,34 @@ long edgelock_port_send_quiet(int fd, const void *buf, size_t len, char *err, si
     if (err && err_len > 0)
         snprintf(err, err_len, "%s", strerror(errno));
     return -1;
+}
+
+long edgelock_port_recv(int fd, void *buf, size_t len, int wait, char *err, size_t err_len)
+{
+    ssize_t n = recv(fd, buf, len, wait ? 0 : MSG_DONTWAIT);
+    if (n > 0)
+        return (long)n;
+    if (n == 0)
+        return EDGELOCK_PORT_RECV_CLOSED;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return 0;
+    if (err && err_len > 0)
+        snprintf(err, err_len, "%s", strerror(errno));
+    return -1;
+}
+
+int edgelock_port_socket_reads_may_wait(int fd, uint32_t max_ms)
+{
+    // The timeout first: a blocking socket without one would wait for ever.
+    struct timeval tv;
+    tv.tv_sec = (time_t)(max_ms / 1000);
+    tv.tv_usec = (suseconds_t)((max_ms % 1000) * 1000);
+    if (max_ms == 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0)
+        return -1;
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+        return -1;
+    return 0;
 }
 
 int edgelock_port_socket_failed(int fd)
