@@ -47,7 +47,12 @@
  * - A client that owns its loop runs it on one thread at a time: a blocking
  *   call that finds no other call inside the library runs the loop on its own
  *   thread until its reply arrives (no hop to another thread), and serves the
- *   calls other threads make meanwhile; with no call inside, the client's own
+ *   calls other threads make meanwhile. While nothing else needs the loop it
+ *   reads its reply from the socket itself (hiredis 1.x, plain connections:
+ *   the command connection's socket is blocking with a 1 ms receive timeout,
+ *   every other read and write of it non-blocking); a reply slower than that
+ *   is awaited in the loop, and a pass of the loop runs at least once a
+ *   grace (below) however busy the callers are. With no call inside, the client's own
  *   thread runs it (after a grace of a twentieth of the watchdog's period,
  *   2 to 20 ms), so the watchdog renews and loss is reported while your
  *   threads do other work. So on such a client "the loop

@@ -245,6 +245,27 @@ static void hand_off_locked(Client *c, bool ran_loop)
         edgelock_port_cond_signal(&f->loop_cond);
 }
 
+// Whether the leader may wait for the replies due in a read of the command
+// socket itself (conn_read_waiting) instead of a pass of the loop, which on
+// Linux costs two system calls more per reply (libevent re-arms its timerfd
+// before each epoll_wait): when nothing else needs the loop meanwhile. No
+// caller's request waits to start (inbox_empty), no waiter waits for a
+// message, no event is active, and the loop ran a pass (its timers) within
+// the grace, the longest an idle client's timers and messages wait anyway.
+// A cluster client's replies come on several sockets: it always runs the loop.
+static bool may_read_waiting(Client *c, bool inbox_empty)
+{
+    return inbox_empty && !c->url.cluster && c->channel_waiter_count == 0 &&
+           edgelock_port_now_ms() - c->face->loop_pass_ms < c->face->lead_grace_ms &&
+           event_base_get_num_events(c->base, EVENT_BASE_COUNT_ACTIVE) == 0;
+}
+
+static void loop_pass(Client *c, int flags)
+{
+    event_base_loop(c->base, flags);
+    c->face->loop_pass_ms = edgelock_port_now_ms();
+}
+
 // Lead until r is done: the loop runs on this thread. Returns with the mutex
 // held and the lead handed on.
 static void lead_until_done(Client *c, BlockingRequest *r)
@@ -254,11 +275,16 @@ static void lead_until_done(Client *c, BlockingRequest *r)
         edgelock_port_mutex_lock(&c->face->mutex);
         if (r->done)
             break;
+        bool inbox_empty = c->face->inbox == nullptr;
         edgelock_port_mutex_unlock(&c->face->mutex);
+        ran_loop = true;
+        // A wait that ended with nothing (a slow reply, a stalled server)
+        // goes on in the loop, whose timers end it.
+        if (may_read_waiting(c, inbox_empty) && conn_read_waiting(&c->cmd_conn))
+            continue;
         // Blocks in the poll until something happens (the reply, a timer, a
         // follower's post); never empty: r has a deadline or a reply due.
-        event_base_loop(c->base, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
-        ran_loop = true;
+        loop_pass(c, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
     }
     hand_off_locked(c, ran_loop);
 }
@@ -291,7 +317,7 @@ static void loop_main(void *arg)
                 if (stop)
                     wake_cb(-1, 0, c); // shut down and drain the inbox, on this thread
                 else
-                    event_base_loop(c->base, EVLOOP_NO_EXIT_ON_EMPTY); // until wake_cb breaks it
+                    loop_pass(c, EVLOOP_NO_EXIT_ON_EMPTY); // until wake_cb breaks it
                 edgelock_port_mutex_lock(&f->mutex);
                 if (stop) {
                     set_leader(c, Leader::None, 0);

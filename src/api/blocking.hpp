@@ -53,6 +53,10 @@ struct BlockingFace {
     uint32_t loop_requests; // posted by blocking_post: only a leader that stays may drive them
     uint32_t want_lead;     // followers that found the loop thread leading: it steps down
     uint64_t idle_since_ms; // when the last caller gave up the lead
+    // When a leader last ran a pass of the loop (its timers and every
+    // socket); the leader's reads that wait (lead_until_done) skip it for
+    // at most lead_grace_ms. Only the leader touches it.
+    uint64_t loop_pass_ms;
     // The process does not ignore SIGPIPE: a thread that runs the loop or
     // sends blocks it meanwhile (a peer's close would end the process).
     bool guard_sigpipe;

@@ -540,6 +540,11 @@ void conn_flush_output(Connection *conn)
         conn->ops->flush(conn);
 }
 
+bool conn_read_waiting(Connection *conn)
+{
+    return conn_ready(conn) && conn->ops->read_waiting && conn->ops->read_waiting(conn);
+}
+
 bool conn_send(Connection *conn, const char *buf, size_t len, void *privdata, bool urgent)
 {
     return conn->ops->send(conn, buf, len, privdata, urgent);

@@ -146,6 +146,11 @@ struct Connection {
     // bring comes as pushes (LinkOps::push). Sharded pub/sub.
     bool push_replies;
     uint32_t replies_due; // commands sent on this link not yet answered
+    // The link's own, for LinkOps::read_waiting: its socket takes a read that
+    // waits; the read under way now may wait; that wait ended with nothing.
+    bool reads_may_wait;
+    bool read_waits_now;
+    bool read_wait_empty;
     // What the reader guard refused on this link, which ends it ("a reply no
     // command asked for"), for the log line that says why it was lost:
     // hiredis says "Out of memory" of any refused object. Null: nothing.
@@ -188,6 +193,11 @@ inline bool conn_ready(const Connection *conn)
 {
     return conn->state == ConnState::Ready && conn->link;
 }
+// Wait on this thread, a clock tick at most, for the replies due on this
+// ready connection and handle what came (LinkOps::read_waiting): for the one
+// thread driving the loop, while nothing else needs the loop. False when
+// nothing came (the wait ended) or the link cannot wait (nothing done).
+bool conn_read_waiting(Connection *conn);
 // A command's bytes; its reply reaches hooks.reply with privdata. urgent:
 // onto the socket at once even where commands otherwise go at the loop's
 // next turn (a command whose reply someone is waiting on right now).

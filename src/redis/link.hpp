@@ -30,6 +30,14 @@ struct LinkOps {
     void (*close)(Connection *conn);
     // Write what is buffered for the socket now, best effort (at shutdown).
     void (*flush)(Connection *conn);
+    // Wait on the calling thread for the replies due, a clock tick at most
+    // (the socket's receive timeout), and hand what came to conn_link_reply()
+    // (or drop the link) as the loop's read event would: the blocking face's
+    // leader, two system calls fewer than a pass of the loop. False when
+    // nothing came within the wait, or when it cannot (nothing done then): no
+    // reply due, bytes still to write, a TLS link, a socket that was not set
+    // up for it (conn->reads_may_wait).
+    bool (*read_waiting)(Connection *conn);
     // Whether a subscriber connection can take RESP3 pushes (conn->push_replies):
     // what sharded pub/sub needs, as hiredis before 1.0 knows no SSUBSCRIBE.
     bool push;

@@ -31,6 +31,8 @@ static Connection *current(const redisAsyncContext *ac)
     return conn && conn->link == ac ? conn : nullptr;
 }
 
+static void let_reads_wait(Connection *conn, const redisAsyncContext *ac);
+
 static void connect_cb(const redisAsyncContext *ac, int status)
 {
     Connection *conn = current(ac);
@@ -39,7 +41,8 @@ static void connect_cb(const redisAsyncContext *ac, int status)
     if (status != REDIS_OK) {
         conn->link = nullptr; // hiredis frees the context after this callback
         conn->tls_ssl = nullptr;
-    }
+    } else
+        let_reads_wait(conn, ac);
     conn_link_connected(conn, status == REDIS_OK, ac->errstr);
 }
 
@@ -106,6 +109,30 @@ static ssize_t write_quietly(redisContext *c)
     return (ssize_t)n;
 }
 
+// Reads never wait either, but for the one the blocking face's leader asks
+// for (read_waiting): on a socket made blocking for it, with a receive
+// timeout of a clock tick, the leader sleeps in this recv until its reply
+// comes, where a pass of the loop costs libevent's timerfd_settime and an
+// epoll_wait before the same recv (BENCHMARKS.md, fourteenth pass). What
+// hiredis's own read says, it says too.
+static ssize_t read_quietly(redisContext *c, char *buf, size_t cap)
+{
+    // Only asynchronous contexts get this table; c is the first member of one.
+    Connection *conn = current(reinterpret_cast<const redisAsyncContext *>(c));
+    int wait = conn && conn->read_waits_now ? 1 : 0;
+    long n = edgelock_port_recv(c->fd, buf, cap, wait, c->errstr, sizeof(c->errstr));
+    if (wait)
+        conn->read_wait_empty = n == 0;
+    if (n == EDGELOCK_PORT_RECV_CLOSED) {
+        c->err = REDIS_ERR_EOF;
+        snprintf(c->errstr, sizeof(c->errstr), "%s", "Server closed the connection");
+        return -1;
+    }
+    if (n < 0)
+        c->err = REDIS_ERR_IO; // errstr filled in
+    return (ssize_t)n;
+}
+
 static const redisContextFuncs *hiredis_funcs; // hiredis's table (atomic access)
 static redisContextFuncs quiet_funcs;
 static edgelock_port_once quiet_once = EDGELOCK_PORT_ONCE_INIT;
@@ -114,6 +141,7 @@ static void make_quiet_funcs()
 {
     quiet_funcs = *__atomic_load_n(&hiredis_funcs, __ATOMIC_ACQUIRE);
     quiet_funcs.write = write_quietly;
+    quiet_funcs.read = read_quietly;
 }
 
 static void write_quietly_on(redisContext *c)
@@ -129,8 +157,44 @@ bool link_writes_quietly(bool tls)
 {
     return !tls;
 }
+
+// A read that waits stays within a clock tick (the kernel rounds the receive
+// timeout up to one): what else the loop has to do waits no longer.
+static const uint32_t kReadWaitMs = 1;
+
+// Connected: a plain command link whose caller waits for one reply at a time
+// (write_at_once, the blocking face) gets a socket whose reads can wait.
+static void let_reads_wait(Connection *conn, const redisAsyncContext *ac)
+{
+    conn->reads_may_wait = conn->write_at_once && !conn->pubsub && !conn->tls &&
+                           ac->c.funcs == &quiet_funcs &&
+                           edgelock_port_socket_reads_may_wait(ac->c.fd, kReadWaitMs) == 0;
+}
+
+static bool read_waiting(Connection *conn)
+{
+    auto *ac = static_cast<redisAsyncContext *>(conn->link);
+    if (!ac || !conn->reads_may_wait || conn->replies_due == 0 || sdslen(ac->c.obuf) > 0 ||
+        (ac->c.flags & (REDIS_CONNECTED | REDIS_IN_CALLBACK)) != REDIS_CONNECTED)
+        return false;
+    conn->read_waits_now = true;
+    conn->read_wait_empty = false;
+    redisAsyncHandleRead(ac); // replies and their callbacks, or the link dropped (ac freed)
+    conn->read_waits_now = false;
+    return !conn->read_wait_empty;
+}
 #else
 constexpr bool kPushReplies = false;
+
+static void let_reads_wait(Connection *conn, const redisAsyncContext *)
+{
+    conn->reads_may_wait = false; // no function table to read through before hiredis 1.0
+}
+
+static bool read_waiting(Connection *)
+{
+    return false;
+}
 
 bool link_writes_quietly(bool)
 {
@@ -152,6 +216,9 @@ static bool open(Connection *conn)
     ac->data = conn;
     conn->link = ac;
     conn->replies_due = 0;
+    conn->reads_may_wait = false;
+    conn->read_waits_now = false;
+    conn->read_wait_empty = false;
     conn->refused_reply = nullptr;
     reader_guard_attach(ac->c.reader, conn);
     conn->tls_ssl = nullptr;
@@ -272,6 +339,6 @@ constexpr bool kHearsSubscribedPing = true;
 constexpr bool kHearsSubscribedPing = false;
 #endif
 
-const LinkOps kHiredisLink = {open, send, close, flush, kPushReplies, kHearsSubscribedPing};
+const LinkOps kHiredisLink = {open, send, close, flush, read_waiting, kPushReplies, kHearsSubscribedPing};
 
 } // namespace edgelock

@@ -43,6 +43,7 @@ enum class Act {
     NegativeLength,     // "$-5"
     DeepNesting,        // 40 nested arrays
     Stall,              // no answer at all
+    Trickle,            // a long string, a byte a millisecond, never ending in time
     CloseMidReply,      // "*2 :1" then close
     MessageOnCommand,   // a pub/sub message on the command connection, before any command
     HeldThenForeignMsg, // ":300" (held elsewhere); the waiter's SUBSCRIBE gets a message of another channel
@@ -222,6 +223,14 @@ private:
                 return true;
             }
             case Act::Stall: return true;
+            case Act::Trickle:
+                // Faster than the client's reads that wait give up, slower
+                // than its command timeout; the client drops the connection
+                // when that ends the call, which ends this.
+                put(fd, "$100000\r\n");
+                for (int i = 0; i < 100000 && !stop_ && send(fd, "x", 1, MSG_NOSIGNAL) == 1; i++)
+                    usleep(1000);
+                return false;
             case Act::CloseMidReply: put(fd, "*2\r\n:1\r\n"); return false;
             case Act::HeldThenForeignMsg:
             case Act::HeldThenAfterSubscribe: put(fd, ":300\r\n"); return true;
@@ -373,6 +382,18 @@ TEST_CASE(malformed_replies_drop_the_connection)
 TEST_CASE(a_server_that_never_answers_is_a_timeout)
 {
     CHECK_ST(first_acquire(Act::Stall), EDGELOCK_ERR_TIMEOUT);
+}
+
+// Bytes that keep coming, never a whole reply: the blocked caller reading them
+// (api/blocking.cpp reads the socket itself while they come) still gets the
+// command timeout (1 s here), not long after: the bound only catches a call
+// that read for as long as bytes came (51 s when the reads never let the
+// loop's timers run).
+TEST_CASE(a_reply_that_trickles_in_for_ever_is_a_timeout)
+{
+    uint64_t start = mono_ms();
+    CHECK_ST(first_acquire(Act::Trickle), EDGELOCK_ERR_TIMEOUT);
+    CHECK(mono_ms() - start < 20000);
 }
 
 // A pub/sub message on the command connection is a reply nobody asked for:

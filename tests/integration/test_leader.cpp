@@ -272,3 +272,32 @@ TEST_CASE(local_calls_polled_fast_do_not_starve_the_loop)
     edgelock_lock_free(c, lk);
     edgelock_client_destroy(c);
 }
+
+// The same for a caller whose calls go to Redis back to back: a caller that
+// waits for its reply in a read of the socket itself (no pass of the loop,
+// api/blocking.cpp) still lets the loop run its timers, so the watchdog
+// renews a lock held meanwhile. (Reading the socket each time, the leader
+// never ran the loop; the loop thread never found the lead free for its
+// grace.)
+TEST_CASE(network_calls_back_to_back_do_not_starve_the_loop)
+{
+    RedisServer &r = shared_server();
+    edgelock_client *c = make_client(r.url(), short_watchdog);
+    REQUIRE(c);
+    edgelock_lock held = make_lock(c, "lead:busy:held");
+    edgelock_lock busy = make_lock(c, "lead:busy:other");
+    CHECK_ST(edgelock_try_lock(c, held, 0, EDGELOCK_LEASE_WATCHDOG), EDGELOCK_OK);
+    uint64_t renewals = stats_of(c).renew_calls;
+    uint64_t pairs = 0;
+    for (uint64_t until = mono_ms() + 2700; mono_ms() < until; pairs++) { // three leases
+        CHECK_ST(edgelock_try_lock(c, busy, 0, 10000), EDGELOCK_OK);
+        CHECK_ST(edgelock_unlock(c, busy, nullptr), EDGELOCK_OK);
+    }
+    CHECK(pairs > 0);
+    CHECK(stats_of(c).renew_calls > renewals);
+    CHECK_EQ(redis_integer(r, "EXISTS lead:busy:held"), 1);
+    CHECK_ST(edgelock_unlock(c, held, nullptr), EDGELOCK_OK);
+    edgelock_lock_free(c, busy);
+    edgelock_lock_free(c, held);
+    edgelock_client_destroy(c);
+}

@@ -142,7 +142,7 @@ static void link_close(Connection *conn)
 
 static void link_flush(Connection *) {}
 
-LinkOps FakeLink::ops = {link_open, link_send, link_close, link_flush, false, true};
+LinkOps FakeLink::ops = {link_open, link_send, link_close, link_flush, nullptr, false, true};
 
 FakeLink::FakeLink()
 {
