@@ -71,8 +71,7 @@ struct Client {
     // max_subscriptions list heads: the waiters of each subscription, by its
     // index (waiter_channels.hpp).
     uint32_t *channel_waiters;
-    uint32_t channel_waiter_count; // waiters on those lists: waiting for a message
-    Timer leave_timer;             // acquire.cpp: the channels finished waiters left, at the loop's next turn
+    Timer leave_timer; // acquire.cpp: the channels finished waiters left, at the loop's next turn
     uint64_t waiter_seq;
     uint32_t starved_waiters;                // waiters whose retry found the command table full
     void (*on_command_slot_free)(Client *c); // acquire.cpp: retry one of them

@@ -27,7 +27,6 @@ void channel_add_waiter(Client *c, uint32_t index)
     if (*head != kNoIndex)
         waiter(c, *head)->prev_on_channel = index;
     *head = index;
-    c->channel_waiter_count++;
 }
 
 void channel_remove_waiter(Client *c, uint32_t index)
@@ -39,7 +38,6 @@ void channel_remove_waiter(Client *c, uint32_t index)
         c->channel_waiters[w->sub_index] = w->next_on_channel;
     if (w->next_on_channel != kNoIndex)
         waiter(c, w->next_on_channel)->prev_on_channel = w->prev_on_channel;
-    c->channel_waiter_count--;
 }
 
 // Marked first, then woken: should a wake end waiters at once (and their
