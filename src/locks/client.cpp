@@ -392,6 +392,7 @@ static bool build(Client *c, const LinkOps *link)
                      false,
                      c->owns_base,  // a blocked caller polls for its reply right after sending
                      !c->owns_base, // the application's loop
+                     c->owns_base && !c->url.cluster, // the blocking face's leader reads it
                      0,
                      0,
                      nullptr,
@@ -406,6 +407,7 @@ static bool build(Client *c, const LinkOps *link)
     // a waiter that got its lock goes with the loop's next turn, not before
     // the call returns.
     cc.write_at_once = false;
+    cc.leader_reads = false;
     ConnConfig cc_sub = cc;
     subscriber_keepalive(c, &cc_sub);
     ok = conn_init(&c->sub_conn, &c->loop, link, cc_sub, sub_hooks) && ok;

@@ -355,6 +355,7 @@ bool cluster_init(Cluster *cl, ClusterNode *nodes, uint32_t capacity, uint8_t *s
         n->cluster = cl;
         ConnConfig cc = cfg;
         cc.role = "command";
+        cc.leader_reads = false; // replies come on several sockets: the leader runs the loop
         cc.pubsub = false;
         cc.keepalive = nullptr; // the subscriber's only: the queue's timeouts watch this one
         const ConnHooks cmd_hooks = {

@@ -298,6 +298,7 @@ bool conn_init(Connection *conn, Loop *loop, const LinkOps *ops, const ConnConfi
     conn->pubsub = cfg.pubsub;
     conn->write_at_once = cfg.write_at_once;
     conn->flush_at_pass_end = cfg.flush_at_pass_end;
+    conn->leader_reads = cfg.leader_reads;
     conn->keepalive_ms = cfg.keepalive_ms;
     conn->keepalive_timeout_ms = cfg.keepalive_timeout_ms;
     conn->keepalive = cfg.keepalive;

@@ -97,6 +97,11 @@ struct ConnConfig {
     // unlock (BENCHMARKS.md). Plain links only (TLS writes through
     // hiredis_ssl's handlers).
     bool flush_at_pass_end;
+    // The blocking face's leader may wait for this link's replies in a read
+    // of its own (conn_read_waiting): once connected, a plain link's socket
+    // is set up for that. One node's command connection of a client that
+    // owns its loop; not a cluster's nodes, whose leader always runs the loop.
+    bool leader_reads;
     // Keepalive (see the top of this file): 0, or no keepalive function, for
     // none. The client ties both to command_timeout_ms (edgelock.h).
     uint32_t keepalive_ms, keepalive_timeout_ms;
@@ -141,6 +146,7 @@ struct Connection {
     bool pubsub;            // as ConnConfig
     bool write_at_once;     // as ConnConfig
     bool flush_at_pass_end; // as ConnConfig
+    bool leader_reads;      // as ConnConfig
     // A subscriber speaking RESP3 (its owner sends HELLO 3 in setup): its
     // channel commands are sent without a reply callback and everything they
     // bring comes as pushes (LinkOps::push). Sharded pub/sub.

@@ -162,12 +162,11 @@ bool link_writes_quietly(bool tls)
 // timeout up to one): what else the loop has to do waits no longer.
 static const uint32_t kReadWaitMs = 1;
 
-// Connected: a plain command link whose caller waits for one reply at a time
-// (write_at_once, the blocking face) gets a socket whose reads can wait.
+// Connected: a plain link the blocking face's leader reads (leader_reads)
+// gets a socket whose reads can wait.
 static void let_reads_wait(Connection *conn, const redisAsyncContext *ac)
 {
-    conn->reads_may_wait = conn->write_at_once && !conn->pubsub && !conn->tls &&
-                           ac->c.funcs == &quiet_funcs &&
+    conn->reads_may_wait = conn->leader_reads && !conn->tls && ac->c.funcs == &quiet_funcs &&
                            edgelock_port_socket_reads_may_wait(ac->c.fd, kReadWaitMs) == 0;
 }
 
