@@ -577,7 +577,12 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
  * in Redis: a first hold is then given back by an unlock that waits for Redis
  * as long as it takes and is repeated until Redis answers it (lock_free is BUSY
  * until it has gone out); a re-entry of unknown outcome is left to lapse with
- * its lease.
+ * its lease. Such a give-back (also that of a grant the replicas did not
+ * confirm or that a cancel came too late for) must reach Redis before the
+ * owner's next grant on that name, through any handle, or it would release
+ * that grant: the owner's next lock call sends its attempt once the give-back
+ * is answered, waiting for it at least command_timeout_ms even past a shorter
+ * wait_ms. Not answered by then: CONNECTION (its node unreachable) or TIMEOUT.
  */
 EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
                                                  int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb,

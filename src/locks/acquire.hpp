@@ -43,6 +43,8 @@ struct Waiter {
     bool give_up_on_connection_error; // end at the first sign Redis is unreachable
     bool timer_is_deadline;           // the armed timer ends the wait
     bool cancelled;                   // edgelock_cancel(): ends when its attempt is answered or withdrawn
+    bool behind_undo;                 // waits for a give-back of its owner's (release_undo_out)
+    uint64_t behind_undo_until_ms;    // ...for a command timeout from the first time at least
     edgelock_status last_error;       // a connection problem seen while waiting
     // wait_replicas: acquired, the WAIT behind it still to answer.
     bool replicating;
@@ -84,6 +86,7 @@ void acquire_abandon_fair_all(Client *c); // at shutdown: fair waiters leave the
 
 // Hooks, with the Client as ctx.
 void acquire_on_command_slot_free(Client *c); // a command slot is free: retry one starved waiter
+void acquire_after_undo(Client *c);           // a give-back completed: retry the waiters behind one
 // Wake the waiter at index: it attempts now, or again when its attempt in
 // flight answers (waiter_channels.cpp and permits.cpp wake waiters through it).
 void acquire_wake(Client *c, uint32_t index);

@@ -75,6 +75,12 @@ struct Client {
     uint64_t waiter_seq;
     uint32_t starved_waiters;                // waiters whose retry found the command table full
     void (*on_command_slot_free)(Client *c); // acquire.cpp: retry one of them
+    // Give-backs of locks in the queue (release.cpp's cleanup releases: an
+    // undo, a resent unlock, a drain). A lock call of the same owner and
+    // name waits for them (acquire.cpp, behind_undo), woken through
+    // on_undo_answered when one completes.
+    uint32_t undos_out;
+    void (*on_undo_answered)(Client *c);
     // The connection the completing command's reply came on, while its done
     // function runs (null: it never went out): a WAIT's answer counts only
     // for a grant from the same node.

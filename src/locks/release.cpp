@@ -169,8 +169,8 @@ static void take_turns(Client *c, uint64_t lock_id, bool heard, uint64_t sent_ms
 static void wait_on(Client *c, uint64_t lock_id, Connection *conn, int64_t value, edgelock_result_fn cb,
                     void *user);
 
-static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sent_ms, redisReply *reply,
-                         edgelock_status st)
+static void release_answered(Client *c, const LockCall *call, uint64_t sent_ms, redisReply *reply,
+                             edgelock_status st)
 {
     int64_t value = 0;
     uint32_t hi = kNoIndex;
@@ -311,6 +311,43 @@ static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
         log_to(c->loop.log, EDGELOCK_LOG_WARN, "lock lost (owner %llu)", (unsigned long long)call->owner);
         invoke_lock_lost(c, call->lock_id, call->owner);
     }
+}
+
+// Every release completes here. A give-back's completion lets the lock
+// calls that waited for it go (the same owner's next grant must not come
+// before it: it would give that back instead).
+static void release_done(Client *c, const LockCall *call, uint64_t, uint64_t sent_ms, redisReply *reply,
+                         edgelock_status st)
+{
+    release_answered(c, call, sent_ms, reply, st); // a give-back sent again counts itself again
+    if (!call->cleanup)
+        return;
+    EDGELOCK_ASSERT(c->undos_out > 0);
+    c->undos_out--;
+    if (!c->closing)
+        c->on_undo_answered(c);
+}
+
+bool release_undo_out(Client *c, uint64_t lock_id, uint64_t owner)
+{
+    if (c->undos_out == 0)
+        return false;
+    const LockRef mine = lock_ref(c, lock_id);
+    for (uint32_t i = 0; i < c->queue.cmds.end(); i++) {
+        const Command *cmd = c->queue.cmds.get(i);
+        if (!cmd || cmd->done != calls_done)
+            continue;
+        const LockCall *call = call_of(cmd);
+        if (call->op != LockOp::Release || !call->cleanup || call->owner != owner)
+            continue;
+        if (call->lock_id == lock_id || !lock_get(c, call->lock_id))
+            return true; // this handle's, or one freed since it was sent: its name is unknown
+        // Another handle on the same name: Redis counts both in one field.
+        const LockRef other = lock_ref(c, call->lock_id);
+        if (other.len == mine.len && memcmp(other.name, mine.name, mine.len) == 0)
+            return true;
+    }
+    return false;
 }
 
 static LockCall make_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t lease)
@@ -460,6 +497,7 @@ static void start_cleanup(Client *c, const LockCall &call)
         return;
     }
     queue_set_patient(&c->queue, id);
+    c->undos_out++; // until release_done
     call_submit(c, id);
 }
 

@@ -361,7 +361,10 @@ void queue_submit(CommandQueue *q, uint64_t id)
 }
 
 // Every queued command whose connection can take it, in FIFO order (so the
-// commands of one node keep their order); the others stay.
+// commands of one node keep their order); the others stay. A command paused
+// by TRYAGAIN or CLUSTERDOWN is passed by later ones meanwhile: where order
+// matters across such a pause, the sender waits for the answer itself (a
+// lock call behind a give-back, locks/acquire.cpp).
 void queue_flush(CommandQueue *q)
 {
     uint64_t now = loop_now(q->loop);

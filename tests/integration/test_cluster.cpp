@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/time.h>
 
 #include <hiredis/hiredis.h>
@@ -726,6 +727,60 @@ TEST_CASE(a_cluster_down_for_a_moment_is_waited_out)
     CHECK_ST((edgelock_status)got.load(), EDGELOCK_OK);
     CHECK_ST((edgelock_status)released.load(), EDGELOCK_OK);
     edgelock_lock_free(c, lk);
+    edgelock_client_destroy(c);
+}
+
+// A grant its replica did not confirm is given back (NOT_REPLICATED), but the
+// give-back meets CLUSTERDOWN and waits to be sent again. The owner's next
+// lock call must not pass it: a grant that went first would be released by
+// it, behind the owner's back, while the owner believes it holds the lock
+// (a lossy failover under load did this: two holders at once).
+TEST_CASE(a_give_back_that_waits_is_not_passed_by_the_owners_next_lock)
+{
+    RedisCluster cl;
+    REQUIRE(cl.start());
+    edgelock_client *c = make_client(cluster_url(cl).c_str(), [](edgelock_config *cfg) {
+        cluster_config(cfg);
+        cfg->wait_replicas = 1;
+        cfg->wait_replicas_timeout_ms = 1000;
+    });
+    REQUIRE(c);
+    std::string name = name_on_master(0, "clu:giveback:");
+    int slot = slot_of(name);
+    RedisServer &master = cl.node(0), &replica = cl.node(RedisCluster::kMasters);
+    edgelock_lock lk = make_lock(c, name.c_str());
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 30000), EDGELOCK_OK); // the map is warm
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+
+    // The replica stops acknowledging: the grant is not replicated. While
+    // its WAIT runs, the slot goes, so the give-back meets CLUSTERDOWN. The
+    // grant's lease is short: it is gone by the owner's next call, as a
+    // grant a failover lost is, so that call makes a fresh hold, not a
+    // re-entry that the give-back would only count down.
+    REQUIRE(kill(replica.pid(), SIGSTOP) == 0);
+    std::thread del([&] {
+        wait_until(10000, [&] { return redis_integer(master, "EXISTS %s", name.c_str()) == 1; });
+        CHECK(status_ok(master.command("CLUSTER DELSLOTS %d", slot)));
+    });
+    CHECK_ST(edgelock_try_lock(c, lk, 0, 500), EDGELOCK_ERR_NOT_REPLICATED);
+    del.join();
+    REQUIRE(kill(replica.pid(), SIGCONT) == 0);
+    sleep_ms(1000); // the give-back's pauses grow; the grant's lease runs out
+
+    // The owner locks again; the slot comes back while that call waits.
+    std::thread add([&] {
+        sleep_ms(150);
+        CHECK(status_ok(master.command("CLUSTER ADDSLOTS %d", slot)));
+    });
+    CHECK_ST(edgelock_try_lock(c, lk, 20000, 30000), EDGELOCK_OK);
+    add.join();
+    sleep_ms(2000); // longer than any pause of the give-back
+    CHECK(still_held(c, lk));
+    CHECK_EQ(redis_integer(master, "EXISTS %s", name.c_str()), 1);
+    CHECK_ST(edgelock_unlock(c, lk, nullptr), EDGELOCK_OK);
+    CHECK_EQ(redis_integer(master, "EXISTS %s", name.c_str()), 0);
+    CHECK_ST(edgelock_lock_free(c, lk), EDGELOCK_OK);
+    CHECK(tables_idle(c));
     edgelock_client_destroy(c);
 }
 
