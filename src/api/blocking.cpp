@@ -27,6 +27,7 @@
 #include "locks/queries.hpp"
 #include "locks/release.hpp"
 #include "locks/scan.hpp"
+#include "locks/waiter_channels.hpp"
 #include "redis/link.hpp"
 
 namespace edgelock
@@ -249,16 +250,17 @@ static void hand_off_locked(Client *c, bool ran_loop)
 // socket itself (conn_read_waiting) instead of a pass of the loop, which on
 // Linux costs two system calls more per reply (libevent re-arms its timerfd
 // before each epoll_wait): when nothing else needs the loop meanwhile. No
-// caller's request waits to start (inbox_empty); the client has no
-// subscription, so no message can be due to anyone (nor a leave at the
-// loop's next turn: a subscription left waiting for the next pass hears
-// every unlock meanwhile, and C lost 14-27 % of its acquisitions); no event
-// is active; and the loop ran a pass (its timers) within the grace, the
+// caller's request waits to start (inbox_empty); no message can be due to
+// anyone (channel_messages_awaited: no subscription, or only that of the one
+// waiter, whose attempt is on the wire: B's woken waiter) and no leave is due
+// at the loop's next turn (a subscription left waiting for the next pass
+// hears every unlock meanwhile, and C lost 14-27 % of its acquisitions); no
+// event is active; and the loop ran a pass (its timers) within the grace, the
 // longest an idle client's timers wait anyway. A cluster client's replies
 // come on several sockets: it always runs the loop.
 static bool may_read_waiting(Client *c, bool inbox_empty)
 {
-    return inbox_empty && !c->url.cluster && c->pubsub.subs.used() == 0 &&
+    return inbox_empty && !c->url.cluster && !channel_messages_awaited(c) &&
            edgelock_port_now_ms() - c->face->loop_pass_ms < c->face->lead_grace_ms &&
            event_base_get_num_events(c->base, EVENT_BASE_COUNT_ACTIVE) == 0;
 }

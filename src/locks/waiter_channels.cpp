@@ -40,6 +40,26 @@ void channel_remove_waiter(Client *c, uint32_t index)
         waiter(c, w->next_on_channel)->prev_on_channel = w->prev_on_channel;
 }
 
+bool channel_messages_awaited(Client *c)
+{
+    PubSub *ps = &c->pubsub;
+    if (ps->subs.used() == 0)
+        return false;
+    if (ps->subs.used() > 1 || ps->due_head != kNoSub || c->waiters.used() != 1)
+        return true;
+    // The one waiter: free slots are reused newest first, so it sits near
+    // the start; a long look is not worth what it saves.
+    constexpr uint32_t kMaxLook = 8;
+    for (uint32_t i = 0; i < c->waiters.end() && i < kMaxLook; i++) {
+        const Waiter *w = waiter(c, i);
+        if (!w)
+            continue;
+        return w->state != WaiterState::Attempting || w->sub_index == kNoIndex ||
+               ps->subs.get(w->sub_index)->state != SubState::Subscribed;
+    }
+    return true;
+}
+
 // Marked first, then woken: should a wake end waiters at once (and their
 // callers' callbacks start or cancel lock calls), the list changes under the
 // walk. The waiter just woken, while still there, leads to the next; when it

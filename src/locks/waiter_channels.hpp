@@ -25,6 +25,14 @@ void channel_wake_all(Client *c, uint32_t sub_index);
 // or a lock freed for one taker would sit idle until its holder's TTL.
 void channel_pass_wake(Client *c, uint32_t sub_index);
 
+// Whether a message or confirmation on the subscriber connection may be due
+// to someone now (the blocking face reads a reply itself only when none is):
+// false with no subscription, or when the one subscription is the one
+// waiter's, confirmed, with no leave due, and that waiter's attempt is on the
+// wire. A message then can only tell the waiter to try again, which a "held"
+// answer asks for anyway at the loop's next pass (wake_pending).
+bool channel_messages_awaited(Client *c);
+
 // PubSubHooks, with the Client as ctx.
 void channel_on_subscribed(void *client, uint32_t sub_index); // first time or after a reconnect
 void channel_on_message(void *client, uint32_t sub_index, const char *msg, size_t len);
