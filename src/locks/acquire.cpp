@@ -181,6 +181,9 @@ static void attempt(Client *c, uint32_t index, bool woken = false)
     w->behind_undo =
         kind_serves(lock_kind(c, w->lock_id), KindClass::Lock) && release_undo_out(c, w->lock_id, w->owner);
     if (w->behind_undo) {
+        if (w->starved) // what it waits for now is the give-back
+            c->starved_waiters--;
+        w->starved = false;
         const uint64_t now = loop_now(&c->loop);
         if (w->behind_undo_until_ms == 0)
             w->behind_undo_until_ms = add_ms(now, c->cfg.command_timeout_ms);

@@ -338,8 +338,8 @@ bool release_undo_out(Client *c, uint64_t lock_id, uint64_t owner)
         if (!cmd || cmd->done != calls_done)
             continue;
         const LockCall *call = call_of(cmd);
-        if (call->op != LockOp::Release || !call->cleanup || call->owner != owner)
-            continue;
+        if (call->done != release_done || !call->cleanup || call->owner != owner)
+            continue; // (a semaphore's give-back has done functions of its own)
         if (call->lock_id == lock_id || !lock_get(c, call->lock_id))
             return true; // this handle's, or one freed since it was sent: its name is unknown
         // Another handle on the same name: Redis counts both in one field.
