@@ -103,7 +103,7 @@ void plain_unlock(PlainLock *p, int64_t lease_ms)
                        edgelock::kScripts[edgelock::kScriptRelease].sha1, p->name.c_str(), p->channel.c_str(),
                        latch.c_str(), (long long)lease_ms, p->owner.c_str());
     redisReply *r = reply_of(p);
-    if (r->type != REDIS_REPLY_INTEGER || (r->integer != 1 && r->integer != 2))
+    if (r->type != REDIS_REPLY_INTEGER || r->integer < 1) // 1 + the subscribers told
         die("plain: release reply");
     freeReplyObject(r);
     redisAppendCommand(p->cmd, "DEL %s", latch.c_str());

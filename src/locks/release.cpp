@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/time.hpp"
+#include "base/writer.hpp"
 #include "locks/callbacks.hpp"
 #include "locks/calls.hpp"
 #include "locks/client.hpp"
@@ -14,6 +15,7 @@
 #include "locks/holds.hpp"
 #include "locks/permits.hpp"
 #include "locks/replicas.hpp"
+#include "redisson/format.hpp"
 
 namespace edgelock
 {
@@ -146,8 +148,25 @@ static void unlock_uncertain(Client *c, Hold *h, const LockCall *call)
     }
 }
 
-// A release answered "freed": heard says whether a waiter was told (2). See
-// kYieldEveryHeard.
+// Whether a release that freed the lock was heard by another client's
+// waiter: answered is the release script's 1 + subscribers told. One of those
+// may be this client's own subscription (a waiter of ours, or the channel of
+// one that got the lock, left at the loop's next turn, after the release went
+// out): yielding to it would only pause this client (a lone client that once
+// waited paused 6 ms every second relock).
+static bool heard_by_others(Client *c, const LockCall *call, int64_t answered)
+{
+    if (answered <= 1)
+        return false;
+    char chan[kMaxChannelLen];
+    Writer wr(chan, sizeof(chan));
+    write_waiter_channel(wr, c->protocol, lock_ref(c, call->lock_id), call->owner);
+    bool ours = !wr.overflow && pubsub_find(&c->pubsub, chan, wr.len) != kNoSub;
+    return answered - 1 > (ours ? 1 : 0);
+}
+
+// A release answered "freed": heard says whether another client's waiter was
+// told. See kYieldEveryHeard.
 static void take_turns(Client *c, uint64_t lock_id, bool heard, uint64_t sent_ms)
 {
     LockEntry *le = lock_get(c, lock_id);
@@ -225,7 +244,7 @@ static void release_answered(Client *c, const LockCall *call, uint64_t sent_ms, 
             LockEntry *le = lock_get(c, call->lock_id);
             if (le && (le->kind == EDGELOCK_READ || le->kind == EDGELOCK_WRITE))
                 send_latch_delete(c, call);
-        } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0 && reply->integer <= 2) {
+        } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0) {
             value = reply->integer > 0 ? 1 : 0;
             // A read hold whose fixed lease ran out is still a field of the
             // hash while other readers keep the key (Redis expires the hold's
@@ -235,9 +254,9 @@ static void release_answered(Client *c, const LockCall *call, uint64_t sent_ms, 
             bool lapsed_read = h && !call->cleanup && !call->drain && h->count > 0 && !h->lost &&
                                !h->watchdog && lock_kind(c, call->lock_id) == EDGELOCK_READ &&
                                loop_now(&c->loop) >= h->expires_ms;
-            // 1: freed; 2: freed and a waiter heard the message.
+            // 1: freed; 1 + n: freed, and n subscribers heard the message.
             if (value == 1 && !call->cleanup)
-                take_turns(c, call->lock_id, reply->integer == 2, sent_ms);
+                take_turns(c, call->lock_id, heard_by_others(c, call, reply->integer), sent_ms);
             // An undo gives back a grant the owner never counted (a re-entry
             // cancelled or not replicated): its 0 is the outer hold, still
             // there, not a count to take down (nor one to drain). Its 1 with

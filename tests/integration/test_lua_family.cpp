@@ -429,9 +429,9 @@ TEST_CASE(fenced_tokens_increase_across_owners_and_reentry)
     CHECK_EQ(pttl(token), -1); // the token key never expires
 }
 
-// The release answers 2 instead of 1 when somebody heard its message: the
-// releasing client lets a waiter take its turn (kYieldEveryHeard). A retried
-// release (same latch) answers 1: the listener count is not stored.
+// The release answers 1 + the subscribers that heard its message (2 with
+// one): the releasing client lets a waiter take its turn (kYieldEveryHeard).
+// A retried release (same latch) answers 1: the listener count is not stored.
 TEST_CASE(release_says_whether_a_waiter_heard_it)
 {
     Conn c;

@@ -207,6 +207,41 @@ TEST_CASE(a_pause_for_turn_taking_ends_when_this_client_takes_the_lock_again)
     CHECK_EQ(paused.calls, 0); // owner 1's paused call goes on waiting
 }
 
+// A release heard only by this client's own subscription (the channel of
+// its waiter that got the lock, left at the loop's next turn, after the
+// release went out) starts no pause: yielding to itself would only leave the
+// lock idle (B's handoff had a 3 ms tail). One more subscriber does.
+TEST_CASE(a_release_heard_only_by_this_clients_own_subscription_starts_no_pause)
+{
+    Harness h;
+    edgelock_lock lk = h.lock("self");
+    Result waited;
+    CHECK_ST(acquire_start(h.c, lk, 1, 60000, 10000, record, &waited), EDGELOCK_OK);
+    h.reply(":30000\r\n");
+    h.link.push(&h.c->sub_conn, subscribed("redisson_lock__channel:{self}"));
+    h.reply(kNil); // the retry after the subscription: taken
+    CHECK_ST(waited.st, EDGELOCK_OK);
+    REQUIRE(h.c->pubsub.subs.used() == 1); // its channel: still there
+    auto unlock_lock = [&](const char *release_reply) {
+        Result freed, got;
+        CHECK_ST(release_start(h.c, lk, 1, record, &freed), EDGELOCK_OK);
+        h.reply(release_reply); // 1 + the subscribers that heard it
+        h.reply("+OK\r\n");     // the unlock latch's DEL
+        CHECK_ST(freed.st, EDGELOCK_OK);
+        size_t sent = h.cmd().log.size();
+        CHECK_ST(acquire_start(h.c, lk, 1, 60000, 10000, record, &got), EDGELOCK_OK);
+        bool at_once = h.cmd().log.size() == sent + 1;
+        if (at_once)
+            h.reply(kNil);
+        return at_once;
+    };
+    CHECK(unlock_lock(":2\r\n")); // ourselves only
+    CHECK(unlock_lock(":2\r\n"));
+    CHECK(unlock_lock(":2\r\n"));
+    CHECK(unlock_lock(":3\r\n"));  // ourselves and another client's waiter
+    CHECK(!unlock_lock(":3\r\n")); // the second such in a row: a pause first
+}
+
 static void small_lease(edgelock_config *cfg)
 {
     cfg->watchdog_lease_ms = 30000;

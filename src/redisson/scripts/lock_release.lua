@@ -4,10 +4,11 @@
 -- ARGV[1] unlock message (0), ARGV[2] lease ms, ARGV[3] owner field,
 -- ARGV[4] publish command, ARGV[5] latch TTL ms
 -- Returns nil when the owner does not hold the lock (nothing changed), 0 when a
--- re-entrant hold remains, 1 when released (message published) and 2 when
--- released and somebody heard the message: a waiter the releasing client lets
--- take its turn (acquire.cpp). Keys and message are Redisson's; only the
--- answer says more. A retried release with the same latch key answers 1.
+-- re-entrant hold remains, and 1 + n when released (message published), n
+-- the subscribers that heard the message: waiters the releasing client lets
+-- take their turn (release.cpp, take_turns), less its own subscription. Keys
+-- and message are Redisson's; only the answer says more. A retried release
+-- with the same latch key answers 1.
 local latched = redis.call('get', KEYS[3])
 if latched ~= false then
     return tonumber(latched)
@@ -24,7 +25,4 @@ end
 redis.call('del', KEYS[1])
 local listeners = redis.call(ARGV[4], KEYS[2], ARGV[1])
 redis.call('set', KEYS[3], 1, 'px', ARGV[5])
-if listeners > 0 then
-    return 2
-end
-return 1
+return 1 + listeners
