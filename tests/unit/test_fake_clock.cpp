@@ -5,6 +5,7 @@
 // by hiredis's reader; what the client sends is checked as RESP arguments.
 #include <string.h>
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -213,6 +214,7 @@ TEST_CASE(a_pause_for_turn_taking_ends_when_this_client_takes_the_lock_again)
 // lock idle (B's handoff had a 3 ms tail). One more subscriber does.
 TEST_CASE(a_release_heard_only_by_this_clients_own_subscription_starts_no_pause)
 {
+    std::deque<Result> calls; // outlive the client: its last call is still waiting at the end
     Harness h;
     edgelock_lock lk = h.lock("self");
     Result waited;
@@ -223,7 +225,7 @@ TEST_CASE(a_release_heard_only_by_this_clients_own_subscription_starts_no_pause)
     CHECK_ST(waited.st, EDGELOCK_OK);
     REQUIRE(h.c->pubsub.subs.used() == 1); // its channel: still there
     auto unlock_lock = [&](const char *release_reply) {
-        Result freed, got;
+        Result &freed = calls.emplace_back(), &got = calls.emplace_back();
         CHECK_ST(release_start(h.c, lk, 1, record, &freed), EDGELOCK_OK);
         h.reply(release_reply); // 1 + the subscribers that heard it
         h.reply("+OK\r\n");     // the unlock latch's DEL
