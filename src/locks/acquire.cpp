@@ -170,32 +170,8 @@ static void attempt(Client *c, uint32_t index, bool woken = false)
         wait_for(c, index, WaiterState::Waiting, kForever);
         return;
     }
-    // A give-back of this owner's on this name (the undo of a grant it is
-    // not to have, say) is still to run: a grant made before it would be
-    // the one it gives back, behind the owner's back. Commands of one node
-    // keep their order, but a give-back told CLUSTERDOWN or TRYAGAIN goes
-    // again after a pause, or to another node after a failover. So the
-    // attempt waits for its answer (acquire_after_undo), as one queued
-    // behind it would: for a command timeout at least, even past a shorter
-    // wait, so that a try-once call still tries.
-    w->behind_undo =
-        kind_serves(lock_kind(c, w->lock_id), KindClass::Lock) && release_undo_out(c, w->lock_id, w->owner);
-    if (w->behind_undo) {
-        if (w->starved) // what it waits for now is the give-back
-            c->starved_waiters--;
-        w->starved = false;
-        const uint64_t now = loop_now(&c->loop);
-        if (w->behind_undo_until_ms == 0)
-            w->behind_undo_until_ms = add_ms(now, c->cfg.command_timeout_ms);
-        const uint64_t end =
-            w->behind_undo_until_ms > w->deadline_ms ? w->behind_undo_until_ms : w->deadline_ms;
-        w->state = WaiterState::Waiting;
-        w->timer_is_deadline = true;
-        timer_cancel(&c->waiter_timers[index]);
-        if (end != kForever)
-            timer_arm(&c->waiter_timers[index], end > now ? end - now : 0);
-        return;
-    }
+    if (wait_behind_give_back(c, index))
+        return; // until acquire_after_undo()
     LockCall call(LockOp::Acquire, w->lock_id, acquire_done);
     call.owner = w->owner;
     call.ref = c->waiters.id_of(index);
@@ -511,16 +487,6 @@ static void acquire_done(Client *c, const LockCall *call, uint64_t, uint64_t sen
     wait_for(c, index, WaiterState::Waiting, kForever);
 }
 
-// What a wait that ran out without an error says. Behind a give-back that
-// was not answered (attempt()): Redis's silence, as an attempt queued behind
-// it would have said, unless the caller's own wait was the longer one.
-static edgelock_status end_of_wait(Client *c, const Waiter *w)
-{
-    if (!w->behind_undo || w->deadline_ms >= w->behind_undo_until_ms)
-        return EDGELOCK_ERR_WAIT_TIMEOUT;
-    return slot_ready(c, lock_slot(c, w->lock_id)) ? EDGELOCK_ERR_TIMEOUT : EDGELOCK_ERR_CONNECTION;
-}
-
 static void timer_fired(void *arg, Timer *t)
 {
     auto *c = static_cast<Client *>(arg);
@@ -529,7 +495,7 @@ static void timer_fired(void *arg, Timer *t)
     if (!w || w->state == WaiterState::Attempting)
         return;
     if (w->timer_is_deadline || remaining(w, loop_now(&c->loop)) == 0) {
-        finish(c, index, w->last_error != EDGELOCK_OK ? w->last_error : end_of_wait(c, w));
+        finish(c, index, w->last_error != EDGELOCK_OK ? w->last_error : end_of_wait_behind_give_back(c, w));
         return;
     }
     attempt(c, index);

@@ -90,6 +90,43 @@ void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sen
     }
 }
 
+bool wait_behind_give_back(Client *c, uint32_t index)
+{
+    // A give-back of this owner's on this name (the undo of a grant it is
+    // not to have, say) is still to run: a grant made before it would be
+    // the one it gives back, behind the owner's back. Commands of one node
+    // keep their order, but a give-back told CLUSTERDOWN or TRYAGAIN goes
+    // again after a pause, or to another node after a failover. So the
+    // attempt waits for its answer, as one queued behind it would: for a
+    // command timeout at least, even past a shorter wait, so that a
+    // try-once call still tries.
+    Waiter *w = c->waiters.get(index);
+    w->behind_undo =
+        kind_serves(lock_kind(c, w->lock_id), KindClass::Lock) && release_undo_out(c, w->lock_id, w->owner);
+    if (!w->behind_undo)
+        return false;
+    if (w->starved) // what it waits for now is the give-back
+        c->starved_waiters--;
+    w->starved = false;
+    const uint64_t now = loop_now(&c->loop);
+    if (w->behind_undo_until_ms == 0)
+        w->behind_undo_until_ms = add_ms(now, c->cfg.command_timeout_ms);
+    const uint64_t end = w->behind_undo_until_ms > w->deadline_ms ? w->behind_undo_until_ms : w->deadline_ms;
+    w->state = WaiterState::Waiting;
+    w->timer_is_deadline = true;
+    timer_cancel(&c->waiter_timers[index]);
+    if (end != kForever)
+        timer_arm(&c->waiter_timers[index], end > now ? end - now : 0);
+    return true;
+}
+
+edgelock_status end_of_wait_behind_give_back(Client *c, const Waiter *w)
+{
+    if (!w->behind_undo || w->deadline_ms >= w->behind_undo_until_ms)
+        return EDGELOCK_ERR_WAIT_TIMEOUT;
+    return slot_ready(c, lock_slot(c, w->lock_id)) ? EDGELOCK_ERR_TIMEOUT : EDGELOCK_ERR_CONNECTION;
+}
+
 // Nobody will release it now. A re-entry of the owner's hold gives up its
 // count here: Redis keeps one more than the owner, and the owner's last unlock
 // releases that one as well (release.cpp, drain_stale_counts); left counted,

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "edgelock/edgelock.h"
+
 namespace edgelock
 {
 
@@ -19,6 +21,14 @@ int64_t effective_lease(const Client *c, int64_t lease_ms);
 void abandon_fair_queue(Client *c, const Waiter *w);
 // Give back what the waiter's grant took. certain: Redis granted it.
 void undo_grant(Client *c, const Waiter *w, bool certain);
+// Whether the waiter's attempt must wait for a give-back of its owner's on
+// its lock's name still to be answered (release_undo_out): then its timer is
+// armed for the end of that wait, and acquire_after_undo() tries again.
+bool wait_behind_give_back(Client *c, uint32_t index);
+// What a wait that ran out without an error says: WAIT_TIMEOUT, or, behind
+// a give-back not answered within a command timeout that outlasted the
+// caller's own wait, TIMEOUT or CONNECTION (as an attempt queued behind it).
+edgelock_status end_of_wait_behind_give_back(Client *c, const Waiter *w);
 // A re-entry whose reply never came: the hold counts no more than its lease.
 void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sent_ms);
 // A MultiLock or RedLock gives back a member it took, and that release could
