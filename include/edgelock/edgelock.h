@@ -583,6 +583,12 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
  * that grant: the owner's next lock call sends its attempt once the give-back
  * is answered, waiting for it at least command_timeout_ms even past a shorter
  * wait_ms. Not answered by then: CONNECTION (its node unreachable) or TIMEOUT.
+ * A call of the same owner already under way when the give-back was made
+ * (two calls at once) may be granted first; when a release of the owner's
+ * then frees the lock (the give-back, sent again later, ran after that grant
+ * and deleted it) before the call has answered (its WAIT still to come),
+ * the call tries again while its wait lasts (WAIT_TIMEOUT after it) instead
+ * of saying OK. Answered OK already, the hold is reported lost.
  */
 EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
                                                  int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb,

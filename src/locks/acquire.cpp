@@ -75,10 +75,21 @@ static uint32_t fair_window(const Client *c, int64_t wait_ms)
     return wait_ms > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)wait_ms;
 }
 
+// Granted, its WAIT to come (on), or no longer; counted for the releases
+// that look for such grants (acquire_grant_released).
+static void set_replicating(Client *c, Waiter *w, bool on)
+{
+    if (w->replicating != on)
+        c->replicating_waiters += on ? 1u : (uint32_t)-1;
+    w->replicating = on;
+    w->grant_released = false;
+}
+
 // The end of a lock call: OK means acquired by the attempt sent at sent_ms.
 static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value = 0, uint64_t sent_ms = 0)
 {
     Waiter *w = c->waiters.get(index);
+    set_replicating(c, w, false);
     edgelock_lock_kind kind = lock_kind(c, w->lock_id);
     if (st != EDGELOCK_OK && w->attempted && !c->closing && kind == EDGELOCK_FAIR)
         abandon_fair_queue(c, w);
@@ -272,22 +283,6 @@ edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int
     return EDGELOCK_OK;
 }
 
-// Join the channel the waiter's lock announces unlocks on.
-static edgelock_status join_channel(Client *c, uint32_t index)
-{
-    Waiter *w = c->waiters.get(index);
-    char chan[kMaxChannelLen];
-    Writer wr(chan, sizeof(chan));
-    write_waiter_channel(wr, c->protocol, lock_ref(c, w->lock_id), w->owner);
-    EDGELOCK_ASSERT(!wr.overflow);
-    edgelock_status st = pubsub_join(&c->pubsub, chan, wr.len, &w->sub_index);
-    if (st == EDGELOCK_OK)
-        channel_add_waiter(c, index);
-    else
-        w->sub_index = kNoIndex;
-    return st;
-}
-
 static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
 {
     Waiter *w = c->waiters.get(index);
@@ -313,7 +308,7 @@ static void held_elsewhere(Client *c, uint32_t index, int64_t ttl)
     if (ttl == 0 && lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
         delay = kFairFallbackMs;
     if (w->sub_index == kNoIndex) {
-        edgelock_status st = join_channel(c, index);
+        edgelock_status st = channel_join(c, index);
         if (st != EDGELOCK_OK) {
             finish(c, index, st);
             return;
@@ -347,7 +342,7 @@ static void acquired(Client *c, uint32_t index, int64_t value, uint64_t sent_ms)
         finish(c, index, EDGELOCK_OK, value, sent_ms);
         return;
     }
-    w->replicating = true;
+    set_replicating(c, w, true);
     w->acquired_value = value;
     w->acquired_sent_ms = sent_ms;
     w->granted_on = c->reply_conn;
@@ -380,7 +375,6 @@ static void wait_again(Client *c, uint32_t index)
         }
         st = w->granted_on ? EDGELOCK_ERR_TABLE_FULL : EDGELOCK_ERR_NOT_REPLICATED;
     }
-    w->replicating = false;
     undo_grant(c, w, true);
     finish(c, index, st);
 }
@@ -397,12 +391,22 @@ static void wait_done(Client *c, const LockCall *call, uint64_t, uint64_t, redis
         w->wait_first = (uint32_t)call->owner;
         return;
     }
-    if (st == EDGELOCK_OK && c->reply_conn != w->granted_on) {
-        wait_again(c, id_index(call->ref)); // another node's WAIT: not this grant's
+    uint32_t index = id_index(call->ref);
+    if (w->grant_released) {
+        // A release of its owner's freed the lock after this grant (a give-back
+        // its attempt passed): nothing held or to give back; try again.
+        set_replicating(c, w, false);
+        if (w->cancelled || remaining(w, loop_now(&c->loop)) == 0)
+            finish(c, index, w->cancelled ? EDGELOCK_ERR_CANCELLED : EDGELOCK_ERR_WAIT_TIMEOUT);
+        else
+            attempt(c, index);
         return;
     }
-    uint32_t index = id_index(call->ref);
-    w->replicating = false;
+    if (st == EDGELOCK_OK && c->reply_conn != w->granted_on) {
+        wait_again(c, index); // another node's WAIT: not this grant's
+        return;
+    }
+    set_replicating(c, w, false);
     edgelock_status verdict = replicas_verdict(c, reply, st);
     if (verdict == EDGELOCK_OK && w->cancelled)
         verdict = EDGELOCK_ERR_CANCELLED; // given back below, like an unreplicated one

@@ -378,6 +378,7 @@ static bool build(Client *c, const LinkOps *link)
     const QueueHooks queue_hooks = {c, wire_format, wire_reload, nullptr, nullptr, nullptr};
     c->on_command_slot_free = acquire_on_command_slot_free;
     c->on_undo_answered = acquire_after_undo;
+    c->on_owner_released = acquire_grant_released;
     const PubSubHooks pubsub_hooks = {c,      channel_on_subscribed, channel_on_message, nullptr, nullptr,
                                       nullptr};
     ConnConfig cc = {"command",

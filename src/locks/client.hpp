@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <string.h>
 
 #include "base/log.hpp"
 #include "base/table.hpp"
@@ -81,6 +82,12 @@ struct Client {
     // on_undo_answered when one completes.
     uint32_t undos_out;
     void (*on_undo_answered)(Client *c);
+    // Lock calls granted whose WAIT is still to answer (wait_replicas;
+    // acquire.cpp, Waiter::replicating). A release that frees the lock of
+    // one of their owners meanwhile ran after their grant and took it
+    // (on_owner_released, acquire.cpp: they try again).
+    uint32_t replicating_waiters;
+    void (*on_owner_released)(Client *c, uint64_t lock_id, uint64_t owner);
     // The connection the completing command's reply came on, while its done
     // function runs (null: it never went out): a WAIT's answer counts only
     // for a grant from the same node.
@@ -125,6 +132,14 @@ inline LockRef lock_ref(Client *c, uint64_t lock_id)
     const LockEntry *le = c->locks.get(i);
     return LockRef{c->lock_names + (size_t)i * c->cfg.max_name_len, le->name_len,
                    (edgelock_lock_kind)le->kind};
+}
+
+// Whether two live handles name one lock: Redis counts an owner's holds
+// through both in one hash field (they are one RLock to Redisson).
+inline bool same_lock_name(Client *c, uint64_t a, uint64_t b)
+{
+    const LockRef x = lock_ref(c, a), y = lock_ref(c, b);
+    return x.len == y.len && memcmp(x.name, y.name, x.len) == 0;
 }
 
 inline edgelock_lock_kind lock_kind(Client *c, uint64_t lock_id)

@@ -127,6 +127,20 @@ edgelock_status end_of_wait_behind_give_back(Client *c, const Waiter *w)
     return slot_ready(c, lock_slot(c, w->lock_id)) ? EDGELOCK_ERR_TIMEOUT : EDGELOCK_ERR_CONNECTION;
 }
 
+void acquire_grant_released(Client *c, uint64_t lock_id, uint64_t owner)
+{
+    if (c->replicating_waiters == 0)
+        return;
+    const bool named = lock_get(c, lock_id) != nullptr; // a freed handle's name is unknown: any
+    for (uint32_t i = 0; i < c->waiters.end(); i++) {
+        Waiter *w = c->waiters.get(i);
+        if (w && w->replicating && w->owner == owner &&
+            kind_serves(lock_kind(c, w->lock_id), KindClass::Lock) &&
+            (!named || same_lock_name(c, w->lock_id, lock_id)))
+            w->grant_released = true;
+    }
+}
+
 // Nobody will release it now. A re-entry of the owner's hold gives up its
 // count here: Redis keeps one more than the owner, and the owner's last unlock
 // releases that one as well (release.cpp, drain_stale_counts); left counted,

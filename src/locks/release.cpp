@@ -45,13 +45,11 @@ static void clear_lost(Client *c, uint32_t index)
 // lock_id: a live handle (the callers have looked).
 static bool held_through_another_handle(Client *c, uint64_t lock_id, uint64_t owner)
 {
-    const LockRef mine = lock_ref(c, lock_id);
     for (uint32_t i = 0; i < c->locks.end(); i++) {
         if (!c->locks.get(i) || c->locks.id_of(i) == lock_id)
             continue;
         const uint64_t id = c->locks.id_of(i);
-        const LockRef other = lock_ref(c, id);
-        if (other.len != mine.len || memcmp(other.name, mine.name, mine.len) != 0)
+        if (!same_lock_name(c, id, lock_id))
             continue;
         const Hold *h = hold_find(c, id, owner, nullptr);
         if (h && (h->count > 0 || h->pending > 0))
@@ -246,6 +244,11 @@ static void release_answered(Client *c, const LockCall *call, uint64_t sent_ms, 
                 send_latch_delete(c, call);
         } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0) {
             value = reply->integer > 0 ? 1 : 0;
+            // Freed: the owner's count ran out and the key went. A grant of
+            // that owner answered before this (and so run before it) but not
+            // yet the caller's, its WAIT to come, went with it.
+            if (value == 1)
+                c->on_owner_released(c, call->lock_id, call->owner);
             // A read hold whose fixed lease ran out is still a field of the
             // hash while other readers keep the key (Redis expires the hold's
             // own timeout key, not the field), so the script counts it down.
@@ -351,7 +354,6 @@ bool release_undo_out(Client *c, uint64_t lock_id, uint64_t owner)
 {
     if (c->undos_out == 0)
         return false;
-    const LockRef mine = lock_ref(c, lock_id);
     for (uint32_t i = 0; i < c->queue.cmds.end(); i++) {
         const Command *cmd = c->queue.cmds.get(i);
         if (!cmd || cmd->done != calls_done)
@@ -359,11 +361,10 @@ bool release_undo_out(Client *c, uint64_t lock_id, uint64_t owner)
         const LockCall *call = call_of(cmd);
         if (call->done != release_done || !call->cleanup || call->owner != owner)
             continue; // (a semaphore's give-back has done functions of its own)
-        if (call->lock_id == lock_id || !lock_get(c, call->lock_id))
-            return true; // this handle's, or one freed since it was sent: its name is unknown
-        // Another handle on the same name: Redis counts both in one field.
-        const LockRef other = lock_ref(c, call->lock_id);
-        if (other.len == mine.len && memcmp(other.name, mine.name, mine.len) == 0)
+        // This handle's, or one freed since it was sent (its name is
+        // unknown), or another on the same name: Redis counts both in one field.
+        if (call->lock_id == lock_id || !lock_get(c, call->lock_id) ||
+            same_lock_name(c, call->lock_id, lock_id))
             return true;
     }
     return false;

@@ -4,6 +4,7 @@
 // however long the list.
 #include "locks/waiter_channels.hpp"
 
+#include "base/writer.hpp"
 #include "locks/acquire.hpp"
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
@@ -16,6 +17,21 @@ namespace edgelock
 static Waiter *waiter(Client *c, uint32_t index)
 {
     return c->waiters.get(index);
+}
+
+edgelock_status channel_join(Client *c, uint32_t index)
+{
+    Waiter *w = waiter(c, index);
+    char chan[kMaxChannelLen];
+    Writer wr(chan, sizeof(chan));
+    write_waiter_channel(wr, c->protocol, lock_ref(c, w->lock_id), w->owner);
+    EDGELOCK_ASSERT(!wr.overflow);
+    edgelock_status st = pubsub_join(&c->pubsub, chan, wr.len, &w->sub_index);
+    if (st == EDGELOCK_OK)
+        channel_add_waiter(c, index);
+    else
+        w->sub_index = kNoIndex;
+    return st;
 }
 
 void channel_add_waiter(Client *c, uint32_t index)

@@ -8,11 +8,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "edgelock/edgelock.h"
+
 namespace edgelock
 {
 
 struct Client;
 
+// The waiter at index joins the channel its lock announces unlocks on:
+// its subscription (sub_index; subscribing when the first), and that
+// subscription's list. TABLE_FULL without a subscription slot (sub_index
+// then kNoIndex).
+edgelock_status channel_join(Client *c, uint32_t index);
 // The waiter at index has just joined its subscription (its sub_index set).
 void channel_add_waiter(Client *c, uint32_t index);
 // The waiter at index is ending (before its slot is released).

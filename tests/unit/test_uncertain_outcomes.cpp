@@ -779,3 +779,69 @@ TEST_CASE(an_unlock_that_releases_after_the_lease_ran_out_reports_no_loss)
     take_twice_then_unlock_releases(h, s, 2000, 60000, 1500, &u);
     CHECK_EQ(h.lost.calls, 1); // its first hold had 500 ms left: gone early
 }
+
+namespace
+{
+
+void watchdog_30s_one_replica(edgelock_config *cfg)
+{
+    watchdog_30s(cfg);
+    cfg->wait_replicas = 1;
+    cfg->wait_replicas_timeout_ms = 500;
+}
+
+bool is_wait(const std::vector<std::string> &a)
+{
+    return !a.empty() && a[0] == "WAIT";
+}
+
+} // namespace
+
+// Two lock calls of one owner on one name at once, with wait_replicas: the
+// first's grant is not replicated, and its give-back frees the lock after
+// the second's attempt, sent before that give-back existed, was granted
+// (its lease had run out in Redis, so the second's grant was a fresh hold,
+// which the give-back deleted). The second's WAIT, asked again after its
+// attempt was sent again, answers after the give-back: the second must not
+// say OK for a hold Redis no longer has (a stress run on a cluster, where
+// CLUSTERDOWN sent the attempt again, saw another client take the lock).
+TEST_CASE(a_grant_its_owners_give_back_freed_is_not_reported_held)
+{
+    Harness h(watchdog_30s_one_replica);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result first, second;
+    acquire_start(h.c, a, 7, 0, 300, record, &first);        // try once
+    acquire_start(h.c, a, 7, 10000, 30000, record, &second); // sent behind it, before any give-back
+    const char kNoScript[] = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
+    const std::string sha_of_load = std::string("$40\r\n") + kScripts[kScriptAcquire].sha1 + "\r\n";
+    h.reply(kNil);     // the first: granted
+    h.reply(":0\r\n"); // ...its WAIT: not replicated; the give-back goes out
+    CHECK_ST(first.st, EDGELOCK_ERR_NOT_REPLICATED);
+    REQUIRE(is_release(h.last_cmd()));
+    // Both the second's attempt and the give-back go again (here after
+    // NOSCRIPT, on a cluster after CLUSTERDOWN), the attempt first.
+    h.reply(kNoScript); // the second's attempt
+    h.reply(":1\r\n");  // its WAIT, answered before the attempt it followed
+    h.reply(kNoScript); // the give-back
+    h.reply(sha_of_load);
+    h.reply(kNil); // the second's attempt again: granted (a fresh hold); its WAIT is asked again
+    REQUIRE(is_wait(h.last_cmd()));
+    h.reply(sha_of_load);
+    h.reply(":1\r\n"); // the give-back: freed, the second's hold with it
+    CHECK_EQ(second.calls, 0);
+    h.reply(":1\r\n"); // the second's WAIT: replicated, but nothing is held any more
+    CHECK_EQ(second.calls, 0);
+    REQUIRE(h.cmd().log.size() >= 2); // it tries again, its WAIT behind
+    const std::vector<std::string> again = resp_args(h.cmd().log[h.cmd().log.size() - 2]);
+    REQUIRE(is_acquire(again));
+    CHECK(again.back() == "unit:7");
+    CHECK(is_wait(h.last_cmd()));
+    h.reply("+OK\r\n"); // the give-back's latch delete
+    h.reply(kNil);      // granted
+    h.reply(":1\r\n");  // replicated
+    CHECK_EQ(second.calls, 1);
+    CHECK_ST(second.st, EDGELOCK_OK);
+    CHECK_EQ(h.c->replicating_waiters, 0u);
+    CHECK_EQ(h.c->undos_out, 0u);
+}
