@@ -584,11 +584,12 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
  * is answered, waiting for it at least command_timeout_ms even past a shorter
  * wait_ms. Not answered by then: CONNECTION (its node unreachable) or TIMEOUT.
  * A call of the same owner already under way when the give-back was made
- * (two calls at once) may be granted first; when a release of the owner's
- * then frees the lock (the give-back, sent again later, ran after that grant
- * and deleted it) before the call has answered (its WAIT still to come),
- * the call tries again while its wait lasts (WAIT_TIMEOUT after it) instead
- * of saying OK. Answered OK already, the hold is reported lost.
+ * (two calls at once) may be granted first: its OK then waits for the
+ * give-back's answer. If a release of the owner's freed the lock after that
+ * grant (the give-back ran after it and deleted it), the call tries again
+ * while its wait lasts (WAIT_TIMEOUT after it); if the give-back is not
+ * answered within command_timeout_ms, that grant is given back too and the
+ * call ends with TIMEOUT or CONNECTION.
  */
 EDGELOCK_API edgelock_status edgelock_lock_async(edgelock_client *client, edgelock_lock lock, uint64_t owner,
                                                  int64_t wait_ms, int64_t lease_ms, edgelock_result_fn cb,

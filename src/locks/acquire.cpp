@@ -75,21 +75,11 @@ static uint32_t fair_window(const Client *c, int64_t wait_ms)
     return wait_ms > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)wait_ms;
 }
 
-// Granted, its WAIT to come (on), or no longer; counted for the releases
-// that look for such grants (acquire_grant_released).
-static void set_replicating(Client *c, Waiter *w, bool on)
-{
-    if (w->replicating != on)
-        c->replicating_waiters += on ? 1u : (uint32_t)-1;
-    w->replicating = on;
-    w->grant_released = false;
-}
-
 // The end of a lock call: OK means acquired by the attempt sent at sent_ms.
 static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value = 0, uint64_t sent_ms = 0)
 {
     Waiter *w = c->waiters.get(index);
-    set_replicating(c, w, false);
+    waiter_set_replicating(c, w, false);
     edgelock_lock_kind kind = lock_kind(c, w->lock_id);
     if (st != EDGELOCK_OK && w->attempted && !c->closing && kind == EDGELOCK_FAIR)
         abandon_fair_queue(c, w);
@@ -339,10 +329,10 @@ static void acquired(Client *c, uint32_t index, int64_t value, uint64_t sent_ms)
     Connection *conn = c->reply_conn ? c->reply_conn : slot_conn(c, lock_slot(c, w->lock_id));
     c->holds.get(w->hold_index)->server_instance = conn ? conn->server_instance : 0;
     if (!replicas_wanted(c) || lock_kind(c, w->lock_id) == EDGELOCK_LATCH) {
-        finish(c, index, EDGELOCK_OK, value, sent_ms);
+        grant_ok(c, index, value, sent_ms);
         return;
     }
-    set_replicating(c, w, true);
+    waiter_set_replicating(c, w, true);
     w->acquired_value = value;
     w->acquired_sent_ms = sent_ms;
     w->granted_on = c->reply_conn;
@@ -393,25 +383,19 @@ static void wait_done(Client *c, const LockCall *call, uint64_t, uint64_t, redis
     }
     uint32_t index = id_index(call->ref);
     if (w->grant_released) {
-        // A release of its owner's freed the lock after this grant (a give-back
-        // its attempt passed): nothing held or to give back; try again.
-        set_replicating(c, w, false);
-        if (w->cancelled || remaining(w, loop_now(&c->loop)) == 0)
-            finish(c, index, w->cancelled ? EDGELOCK_ERR_CANCELLED : EDGELOCK_ERR_WAIT_TIMEOUT);
-        else
-            attempt(c, index);
+        grant_taken_back(c, index);
         return;
     }
     if (st == EDGELOCK_OK && c->reply_conn != w->granted_on) {
         wait_again(c, index); // another node's WAIT: not this grant's
         return;
     }
-    set_replicating(c, w, false);
+    waiter_set_replicating(c, w, false);
     edgelock_status verdict = replicas_verdict(c, reply, st);
     if (verdict == EDGELOCK_OK && w->cancelled)
         verdict = EDGELOCK_ERR_CANCELLED; // given back below, like an unreplicated one
     if (verdict == EDGELOCK_OK) {
-        finish(c, index, EDGELOCK_OK, w->acquired_value, w->acquired_sent_ms);
+        grant_ok(c, index, w->acquired_value, w->acquired_sent_ms);
         return;
     }
     // Not known to be on enough replicas: the caller does not hold it, so
@@ -496,6 +480,10 @@ static void timer_fired(void *arg, Timer *t)
     auto *c = static_cast<Client *>(arg);
     uint32_t index = (uint32_t)(t - c->waiter_timers);
     Waiter *w = c->waiters.get(index);
+    if (w && w->ok_behind_undo) {
+        held_ok_expired(c, index);
+        return;
+    }
     if (!w || w->state == WaiterState::Attempting)
         return;
     if (w->timer_is_deadline || remaining(w, loop_now(&c->loop)) == 0) {
@@ -506,6 +494,16 @@ static void timer_fired(void *arg, Timer *t)
 }
 
 // Wake the waiter at `index` (or remember the wake if its attempt is in flight).
+void acquire_finish(Client *c, uint32_t index, edgelock_status st, int64_t value, uint64_t sent_ms)
+{
+    finish(c, index, st, value, sent_ms);
+}
+
+void acquire_attempt(Client *c, uint32_t index)
+{
+    attempt(c, index);
+}
+
 void acquire_wake(Client *c, uint32_t index)
 {
     Waiter *w = c->waiters.get(index);
@@ -541,7 +539,9 @@ void acquire_after_undo(Client *c)
 {
     for (uint32_t i = 0; i < c->waiters.end() && !c->closing; i++) {
         Waiter *w = c->waiters.get(i);
-        if (w && w->behind_undo && w->state == WaiterState::Waiting)
+        if (w && w->ok_behind_undo)
+            held_ok_settle(c, i);
+        else if (w && w->behind_undo && w->state == WaiterState::Waiting)
             attempt(c, i); // waits again if another give-back of its is still out
     }
 }

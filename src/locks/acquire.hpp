@@ -46,10 +46,12 @@ struct Waiter {
     bool behind_undo;                 // waits for a give-back of its owner's (release_undo_out)
     uint64_t behind_undo_until_ms;    // ...for a command timeout from the first time at least
     edgelock_status last_error;       // a connection problem seen while waiting
-    // wait_replicas: acquired, the WAIT behind it still to answer
-    // (set_replicating keeps Client::replicating_waiters).
+    // wait_replicas: acquired, the WAIT behind it still to answer; or its OK
+    // held back (ok_behind_undo). waiter_set_replicating keeps
+    // Client::replicating_waiters.
     bool replicating;
     bool grant_released;    // ...and a release of its owner's freed the lock since (acquire_grant_released)
+    bool ok_behind_undo;    // granted, its OK held back for a give-back of its owner's (grant_ok)
     uint32_t attempts;      // tags each attempt's WAIT
     uint32_t wait_first;    // the attempt whose WAIT answered before the attempt itself (0: none)
     Connection *granted_on; // the connection the grant came on, while replicating
@@ -88,12 +90,16 @@ void acquire_abandon_fair_all(Client *c); // at shutdown: fair waiters leave the
 
 // Hooks, with the Client as ctx.
 void acquire_on_command_slot_free(Client *c); // a command slot is free: retry one starved waiter
-void acquire_after_undo(Client *c);           // a give-back completed: retry the waiters behind one
+void acquire_after_undo(Client *c);           // a give-back completed: retry or answer the waiters behind one
 // A release of owner's on lock_id's name freed the lock (Client::
 // on_owner_released): the grants of that owner still replicating went with it.
 void acquire_grant_released(Client *c, uint64_t lock_id, uint64_t owner);
 // Wake the waiter at index: it attempts now, or again when its attempt in
 // flight answers (waiter_channels.cpp and permits.cpp wake waiters through it).
 void acquire_wake(Client *c, uint32_t index);
+// For giveback.cpp: end the lock call at index (its callback, its hold
+// settled), or send its next attempt (or wait behind a give-back).
+void acquire_finish(Client *c, uint32_t index, edgelock_status st, int64_t value = 0, uint64_t sent_ms = 0);
+void acquire_attempt(Client *c, uint32_t index);
 
 } // namespace edgelock

@@ -64,6 +64,21 @@ void undo_grant(Client *c, const Waiter *w, bool certain)
         else if (h->expires_ms > now)
             lease = (int64_t)(h->expires_ms - now);
     }
+    // The count that remains may be another lock call's of this owner on
+    // this name, granted before this give-back runs but not counted yet (two
+    // calls at once): never shorter than what that call asked for, or its
+    // key would lapse under it (a stress run saw 250 ms set on a watchdog
+    // hold, and another client take the lock).
+    for (uint32_t i = 0; i < c->waiters.end(); i++) {
+        const Waiter *o = c->waiters.get(i);
+        if (!o || o == w || o->owner != w->owner ||
+            (o->state != WaiterState::Attempting && !o->replicating) ||
+            !same_lock_name(c, o->lock_id, w->lock_id))
+            continue; // (one that waits has no grant)
+        int64_t asked = o->lease_raised ? (int64_t)c->cfg.watchdog_lease_ms : effective_lease(c, o->lease_ms);
+        if (asked > lease)
+            lease = asked;
+    }
     cleanup_release(c, w->lock_id, w->owner, lease);
 }
 
@@ -125,6 +140,73 @@ edgelock_status end_of_wait_behind_give_back(Client *c, const Waiter *w)
     if (!w->behind_undo || w->deadline_ms >= w->behind_undo_until_ms)
         return EDGELOCK_ERR_WAIT_TIMEOUT;
     return slot_ready(c, lock_slot(c, w->lock_id)) ? EDGELOCK_ERR_TIMEOUT : EDGELOCK_ERR_CONNECTION;
+}
+
+void waiter_set_replicating(Client *c, Waiter *w, bool on)
+{
+    if (w->replicating != on)
+        c->replicating_waiters += on ? 1u : (uint32_t)-1;
+    w->replicating = on;
+    w->grant_released = false;
+    w->ok_behind_undo = false;
+}
+
+void grant_ok(Client *c, uint32_t index, int64_t value, uint64_t sent_ms)
+{
+    Waiter *w = c->waiters.get(index);
+    if (!kind_serves(lock_kind(c, w->lock_id), KindClass::Lock) ||
+        !release_undo_out(c, w->lock_id, w->owner)) {
+        acquire_finish(c, index, EDGELOCK_OK, value, sent_ms);
+        return;
+    }
+    waiter_set_replicating(c, w, true); // a release that frees the lock now marks it
+    w->ok_behind_undo = true;
+    w->acquired_value = value;
+    w->acquired_sent_ms = sent_ms;
+    timer_cancel(&c->waiter_timers[index]);
+    timer_arm(&c->waiter_timers[index], c->cfg.command_timeout_ms);
+}
+
+void held_ok_settle(Client *c, uint32_t index)
+{
+    Waiter *w = c->waiters.get(index);
+    if (w->grant_released) {
+        grant_taken_back(c, index);
+        return;
+    }
+    if (release_undo_out(c, w->lock_id, w->owner))
+        return; // another one of its owner's is still out
+    waiter_set_replicating(c, w, false);
+    if (w->cancelled) {
+        undo_grant(c, w, true);
+        acquire_finish(c, index, EDGELOCK_ERR_CANCELLED);
+        return;
+    }
+    acquire_finish(c, index, EDGELOCK_OK, w->acquired_value, w->acquired_sent_ms);
+}
+
+void held_ok_expired(Client *c, uint32_t index)
+{
+    // Given back behind the give-back it waited for (that one may still
+    // free the lock): whichever runs first, the counts add up, and the
+    // owner's next attempt waits for both.
+    Waiter *w = c->waiters.get(index);
+    waiter_set_replicating(c, w, false);
+    undo_grant(c, w, true);
+    acquire_finish(c, index,
+                   w->cancelled                              ? EDGELOCK_ERR_CANCELLED
+                   : slot_ready(c, lock_slot(c, w->lock_id)) ? EDGELOCK_ERR_TIMEOUT
+                                                             : EDGELOCK_ERR_CONNECTION);
+}
+
+void grant_taken_back(Client *c, uint32_t index)
+{
+    Waiter *w = c->waiters.get(index);
+    waiter_set_replicating(c, w, false);
+    if (w->cancelled || ms_left(w->deadline_ms, loop_now(&c->loop)) == 0)
+        acquire_finish(c, index, w->cancelled ? EDGELOCK_ERR_CANCELLED : EDGELOCK_ERR_WAIT_TIMEOUT);
+    else
+        acquire_attempt(c, index);
 }
 
 void acquire_grant_released(Client *c, uint64_t lock_id, uint64_t owner)

@@ -29,6 +29,26 @@ bool wait_behind_give_back(Client *c, uint32_t index);
 // a give-back not answered within a command timeout that outlasted the
 // caller's own wait, TIMEOUT or CONNECTION (as an attempt queued behind it).
 edgelock_status end_of_wait_behind_give_back(Client *c, const Waiter *w);
+// A granted waiter whose WAIT is still to answer, or whose OK is held back
+// (on), or no longer: counted (Client::replicating_waiters) for the
+// releases that look for such grants (acquire_grant_released).
+void waiter_set_replicating(Client *c, Waiter *w, bool on);
+// The waiter at index was granted (and replicated, where asked): the
+// caller's OK, or, while a give-back of its owner's on that name is still to
+// answer (its attempt went out before that give-back was made), held back
+// until it answers (held_ok_settle), a command timeout at most
+// (held_ok_expired): that give-back may free the lock after this grant.
+void grant_ok(Client *c, uint32_t index, int64_t value, uint64_t sent_ms);
+// A give-back answered: the held-back OK is given (the grant stands), or the
+// call tries again (a release freed the lock after the grant), or it waits
+// on for another give-back still out.
+void held_ok_settle(Client *c, uint32_t index);
+// The give-back did not answer within a command timeout: this grant is
+// given back too, and the call ends with TIMEOUT or CONNECTION.
+void held_ok_expired(Client *c, uint32_t index);
+// A release of its owner's freed the lock after this grant: nothing is held
+// and nothing to give back; the call tries again while its wait lasts.
+void grant_taken_back(Client *c, uint32_t index);
 // A re-entry whose reply never came: the hold counts no more than its lease.
 void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sent_ms);
 // A MultiLock or RedLock gives back a member it took, and that release could

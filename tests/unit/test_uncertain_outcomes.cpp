@@ -845,3 +845,68 @@ TEST_CASE(a_grant_its_owners_give_back_freed_is_not_reported_held)
     CHECK_EQ(h.c->replicating_waiters, 0u);
     CHECK_EQ(h.c->undos_out, 0u);
 }
+
+// The same two calls, in the order one node answers them: the second's
+// attempt and WAIT before the give-back. Its OK waits for the give-back:
+// freed, the second tries again (Redis has no hold of its owner's); not
+// freed (the first's count was still there), the OK goes out then. Said at
+// once, it was followed by "lost" a moment later, the lock already free for
+// others (the stress run's other finding).
+TEST_CASE(a_grant_made_before_its_owners_give_back_answers_after_it)
+{
+    for (bool freed : {true, false}) {
+        Harness h(watchdog_30s_one_replica);
+        REQUIRE(h.c);
+        edgelock_lock a = h.lock("a");
+        Result first, second;
+        acquire_start(h.c, a, 7, 0, 300, record, &first);
+        acquire_start(h.c, a, 7, 10000, 30000, record, &second);
+        h.reply(kNil);
+        h.reply(":0\r\n"); // the first: not replicated, given back
+        CHECK_ST(first.st, EDGELOCK_ERR_NOT_REPLICATED);
+        REQUIRE(is_release(h.last_cmd()));
+        // A count left is the second's (granted first): its lease, not the first's 300 ms.
+        CHECK(h.last_cmd()[7] == "30000");
+        h.reply(kNil);     // the second: granted
+        h.reply(":1\r\n"); // ...and replicated, before the give-back answers
+        CHECK_EQ(second.calls, 0);
+        CHECK_EQ(h.c->replicating_waiters, 1u);
+        h.reply(freed ? ":1\r\n" : ":0\r\n"); // the give-back
+        if (freed) {
+            CHECK_EQ(second.calls, 0);
+            REQUIRE(h.cmd().log.size() >= 2); // tries again
+            CHECK(is_acquire(resp_args(h.cmd().log[h.cmd().log.size() - 2])));
+            h.reply("+OK\r\n"); // the give-back's latch delete
+            h.reply(kNil);
+            h.reply(":1\r\n");
+        }
+        CHECK_EQ(second.calls, 1);
+        CHECK_ST(second.st, EDGELOCK_OK);
+        CHECK_EQ(h.lost.calls, 0);
+        CHECK_EQ(h.c->replicating_waiters, 0u);
+    }
+}
+
+// A held-back OK whose give-back does not answer within a command timeout:
+// the grant is given back too, and the call says TIMEOUT, holding nothing.
+TEST_CASE(a_held_back_grant_whose_give_back_does_not_answer_is_given_back)
+{
+    Harness h(watchdog_30s_one_replica);
+    REQUIRE(h.c);
+    edgelock_lock a = h.lock("a");
+    Result first, second;
+    acquire_start(h.c, a, 7, 0, 300, record, &first);
+    acquire_start(h.c, a, 7, 10000, 30000, record, &second);
+    h.reply(kNil);
+    h.reply(":0\r\n");
+    h.reply(kNil);
+    h.reply(":1\r\n");
+    size_t sent = h.cmd().log.size();
+    h.loop.advance(3000); // a command timeout (the give-back's own ends, and it goes out again)
+    CHECK_EQ(second.calls, 1);
+    CHECK(second.st == EDGELOCK_ERR_TIMEOUT || second.st == EDGELOCK_ERR_CONNECTION);
+    CHECK_EQ(h.c->undos_out, 2u); // the first's, going again, and the second's
+    CHECK(h.cmd().log.size() > sent);
+    CHECK_EQ(h.c->replicating_waiters, 0u);
+    CHECK_EQ(h.c->waiters.used(), 0);
+}
