@@ -795,6 +795,16 @@ bool is_wait(const std::vector<std::string> &a)
     return !a.empty() && a[0] == "WAIT";
 }
 
+// Owner 7's two lock calls on "a" at once: a try-once with a 300 ms lease,
+// then one that waits, with 30 s; both sent before any answer.
+edgelock_lock two_calls_of_one_owner(Harness &h, Result *first, Result *second)
+{
+    edgelock_lock a = h.lock("a");
+    acquire_start(h.c, a, 7, 0, 300, record, first);
+    acquire_start(h.c, a, 7, 10000, 30000, record, second);
+    return a;
+}
+
 } // namespace
 
 // Two lock calls of one owner on one name at once, with wait_replicas: the
@@ -809,10 +819,8 @@ TEST_CASE(a_grant_its_owners_give_back_freed_is_not_reported_held)
 {
     Harness h(watchdog_30s_one_replica);
     REQUIRE(h.c);
-    edgelock_lock a = h.lock("a");
     Result first, second;
-    acquire_start(h.c, a, 7, 0, 300, record, &first);        // try once
-    acquire_start(h.c, a, 7, 10000, 30000, record, &second); // sent behind it, before any give-back
+    two_calls_of_one_owner(h, &first, &second); // the second sent before any give-back
     const char kNoScript[] = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
     const std::string sha_of_load = std::string("$40\r\n") + kScripts[kScriptAcquire].sha1 + "\r\n";
     h.reply(kNil);     // the first: granted
@@ -857,10 +865,8 @@ TEST_CASE(a_grant_made_before_its_owners_give_back_answers_after_it)
     for (bool freed : {true, false}) {
         Harness h(watchdog_30s_one_replica);
         REQUIRE(h.c);
-        edgelock_lock a = h.lock("a");
         Result first, second;
-        acquire_start(h.c, a, 7, 0, 300, record, &first);
-        acquire_start(h.c, a, 7, 10000, 30000, record, &second);
+        two_calls_of_one_owner(h, &first, &second);
         h.reply(kNil);
         h.reply(":0\r\n"); // the first: not replicated, given back
         CHECK_ST(first.st, EDGELOCK_ERR_NOT_REPLICATED);
@@ -893,10 +899,8 @@ TEST_CASE(a_held_back_grant_whose_give_back_does_not_answer_is_given_back)
 {
     Harness h(watchdog_30s_one_replica);
     REQUIRE(h.c);
-    edgelock_lock a = h.lock("a");
     Result first, second;
-    acquire_start(h.c, a, 7, 0, 300, record, &first);
-    acquire_start(h.c, a, 7, 10000, 30000, record, &second);
+    two_calls_of_one_owner(h, &first, &second);
     h.reply(kNil);
     h.reply(":0\r\n");
     h.reply(kNil);
