@@ -552,12 +552,15 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
  * from when the granted attempt was sent, not from the OK: on a slow link
  * part of it (all of it, if the round trip took longer) is gone by then;
  * edgelock_lock_valid() says what is left. Re-entry by the same
- * owner increments the hold count; the lock has one lease, which each re-entry
- * sets again. A re-entry with a fixed lease shorter than watchdog_lease_ms into
- * a hold the watchdog renews asks Redis for watchdog_lease_ms instead, and the
- * hold stays under the watchdog (a shorter lease would let the lock lapse
- * between two renewals); one sent before the hold it re-enters was granted
- * cannot be raised, and its lease becomes the whole hold's (no more renewal).
+ * owner increments the hold count; the lock has one lease in Redis, which each
+ * re-entry sets again. So a re-entry never shortens what the owner relies on:
+ * its attempt asks Redis for no less than the hold has left (watchdog_lease_ms
+ * for a hold the watchdog renews, which then stays under the watchdog), nor
+ * than the lease of any other lock call of the owner's on that name still on
+ * the wire or waiting for its replicas, decided each time the attempt is
+ * sent. A longer lease extends the hold. lock_valid counts what was asked. A
+ * re-entry sent before the call it re-enters cannot be raised; counted after
+ * it, its shorter lease becomes the whole hold's (fail closed: no renewal).
  * A re-entry whose hold was gone before it ran (its key deleted or expired,
  * a failover) is a first lock to Redis: the call says OK, and the owner holds
  * the lock from then on, not since its first lock, with one count in Redis.

@@ -25,6 +25,7 @@
 #include "locks/giveback.hpp"
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
+#include "locks/lease.hpp"
 #include "locks/permits.hpp"
 #include "locks/release.hpp"
 #include "locks/replicas.hpp"
@@ -87,10 +88,12 @@ static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value 
     // A latch's await holds nothing after; a plain semaphore's permit has no
     // lease: held until given back.
     bool holds = st == EDGELOCK_OK && kind != EDGELOCK_LATCH;
-    // A raised lease is what Redis set (attempt_lease): the hold counts it.
-    int64_t lease = kind == EDGELOCK_SEMAPHORE ? EDGELOCK_MAX_TIME_MS
-                    : w->lease_raised          ? (int64_t)c->cfg.watchdog_lease_ms
-                                               : w->lease_ms;
+    // A fixed lease counts what Redis set: the lease its attempt asked for,
+    // maybe raised to cover the owner's others (lease.cpp); the watchdog
+    // counts its own from each renewal.
+    int64_t lease = kind == EDGELOCK_SEMAPHORE               ? EDGELOCK_MAX_TIME_MS
+                    : w->lease_ms == EDGELOCK_LEASE_WATCHDOG ? w->lease_ms
+                                                             : w->asked_lease_ms;
     if (holds && kind == EDGELOCK_PERMIT_SEMAPHORE)
         memcpy(c->holds.get(w->hold_index)->permit_base, w->permit_base, sizeof(w->permit_base));
     if (hold_settle(c, w->hold_index, holds, lease, sent_ms, w->permits))
@@ -144,22 +147,6 @@ constexpr uint8_t kMaxWaitsAgain = 4;
 static void wait_done(Client *c, const LockCall *call, uint64_t id, uint64_t sent_ms, redisReply *reply,
                       edgelock_status st);
 
-// The lease an attempt asks Redis for. The lock scripts set the key's TTL to
-// it on a re-entry too, but the watchdog renews the owner's hold as a whole
-// and counts the watchdog's lease from its last renewal (as lock_valid()
-// does): a re-entry with a shorter fixed lease would let the key lapse
-// between two renewals while both still say held, and another client take
-// it. So a re-entry into a hold the watchdog renews asks for no less than the
-// watchdog's lease; the hold stays under the watchdog.
-static int64_t attempt_lease(Client *c, Waiter *w)
-{
-    int64_t lease = effective_lease(c, w->lease_ms);
-    const Hold *h = w->hold_index != kNoIndex ? c->holds.get(w->hold_index) : nullptr;
-    w->lease_raised = h && hold_renewable(h) && kind_serves(lock_kind(c, w->lock_id), KindClass::Lock) &&
-                      lease < (int64_t)c->cfg.watchdog_lease_ms;
-    return w->lease_raised ? (int64_t)c->cfg.watchdog_lease_ms : lease;
-}
-
 // woken: by a message (or a confirmed subscription): its command goes onto
 // the socket at once (call_start).
 static void attempt(Client *c, uint32_t index, bool woken = false)
@@ -176,7 +163,7 @@ static void attempt(Client *c, uint32_t index, bool woken = false)
     LockCall call(LockOp::Acquire, w->lock_id, acquire_done);
     call.owner = w->owner;
     call.ref = c->waiters.id_of(index);
-    call.lease_ms = attempt_lease(c, w);
+    call.lease_ms = lease_to_ask(c, w); // asked again at each send (wire.cpp)
     call.permits = (uint16_t)w->permits;
     if (lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
         call.fair_window_ms = w->fair_window_ms;

@@ -39,7 +39,6 @@ struct Waiter {
     bool wake_pending; // an unlock message arrived while an attempt was in flight
     bool starved;      // a retry found the command table full; retried when a slot frees
     bool attempted;
-    bool lease_raised;                // its latest attempt asked for the watchdog's lease (attempt_lease)
     bool give_up_on_connection_error; // end at the first sign Redis is unreachable
     bool timer_is_deadline;           // the armed timer ends the wait
     bool cancelled;                   // edgelock_cancel(): ends when its attempt is answered or withdrawn
@@ -58,6 +57,7 @@ struct Waiter {
     uint8_t waits_again;    // WAITs asked again for one attempt's grant (acquire.cpp)
     int64_t acquired_value; // the fencing token, while replicating
     uint64_t acquired_sent_ms;
+    int64_t asked_lease_ms;  // the lease its latest attempt asked Redis for (lease_to_ask)
     uint32_t fair_window_ms; // fair lock: its window in the queue (acquire.cpp, fair_window())
     // Semaphores: permits wanted (0: a latch's await). Expirable: the ids
     // of the attempt in flight, from this base (a fresh one per attempt).

@@ -83,9 +83,10 @@ struct Client {
     uint32_t undos_out;
     void (*on_undo_answered)(Client *c);
     // Lock calls granted whose WAIT is still to answer (wait_replicas;
-    // acquire.cpp, Waiter::replicating). A release that frees the lock of
-    // one of their owners meanwhile ran after their grant and took it
-    // (on_owner_released, acquire.cpp: they try again).
+    // acquire.cpp, Waiter::replicating), or whose OK is held back behind a
+    // give-back of their owner's (giveback.cpp grant_ok). A release that
+    // frees the lock of one of their owners meanwhile ran after their grant
+    // and took it (on_owner_released, giveback.cpp: they try again).
     uint32_t replicating_waiters;
     void (*on_owner_released)(Client *c, uint64_t lock_id, uint64_t owner);
     // The connection the completing command's reply came on, while its done

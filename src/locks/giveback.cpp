@@ -2,8 +2,7 @@
 // What a lock call gives back when its caller is not to have what an attempt
 // took in Redis (cancelled, not replicated, ended meanwhile), or cannot know
 // whether it took it (a reply that never came): the grant released again,
-// a semaphore's permits returned, a fair queue place left, and a hold
-// bounded by a re-entry's lease it may have set.
+// a semaphore's permits returned, a fair queue place left.
 #include "locks/giveback.hpp"
 
 #include "base/time.hpp"
@@ -12,16 +11,12 @@
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
+#include "locks/lease.hpp"
 #include "locks/permits.hpp"
 #include "locks/release.hpp"
 
 namespace edgelock
 {
-
-int64_t effective_lease(const Client *c, int64_t lease_ms)
-{
-    return lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)c->cfg.watchdog_lease_ms : lease_ms;
-}
 
 // A fair waiter that leaves without the lock takes itself out of the queue, so
 // those behind it do not wait out its window (fire and forget). Those behind
@@ -51,58 +46,8 @@ void undo_grant(Client *c, const Waiter *w, bool certain)
     default: break;
     }
     // The release script sets the key's TTL to the lease it names when a
-    // count remains. Undoing a re-entry, that must be the hold's own lease
-    // (what lock_valid counts), not the re-entry's, which may be shorter:
-    // the watchdog's for a hold it renews, else what is left of the fixed
-    // one by our clock (Redis runs it no earlier than now).
-    int64_t lease = effective_lease(c, w->lease_ms);
-    const Hold *h = w->hold_index != kNoIndex ? c->holds.get(w->hold_index) : nullptr;
-    if (h && h->count > 0 && !h->lost) {
-        uint64_t now = loop_now(&c->loop);
-        if (h->watchdog)
-            lease = (int64_t)c->cfg.watchdog_lease_ms;
-        else if (h->expires_ms > now)
-            lease = (int64_t)(h->expires_ms - now);
-    }
-    // The count that remains may be another lock call's of this owner on
-    // this name, granted before this give-back runs but not counted yet (two
-    // calls at once): never shorter than what that call asked for, or its
-    // key would lapse under it (a stress run saw 250 ms set on a watchdog
-    // hold, and another client take the lock).
-    for (uint32_t i = 0; i < c->waiters.end(); i++) {
-        const Waiter *o = c->waiters.get(i);
-        if (!o || o == w || o->owner != w->owner ||
-            (o->state != WaiterState::Attempting && !o->replicating) ||
-            !same_lock_name(c, o->lock_id, w->lock_id))
-            continue; // (one that waits has no grant)
-        int64_t asked = o->lease_raised ? (int64_t)c->cfg.watchdog_lease_ms : effective_lease(c, o->lease_ms);
-        if (asked > lease)
-            lease = asked;
-    }
-    cleanup_release(c, w->lock_id, w->owner, lease);
-}
-
-// A re-entry whose reply never came may have run, and set the key's TTL to
-// the lease it asked for: count no more than that (fail closed). A raised
-// lease is the watchdog's and shortens nothing; one not raised (sent before
-// the hold it re-enters was granted) ends the watchdog's promise, as a
-// granted one does (holds.cpp acquired).
-void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sent_ms)
-{
-    if (!kind_serves(lock_kind(c, w->lock_id), KindClass::Lock) || w->lease_raised)
-        return;
-    int64_t lease = effective_lease(c, w->lease_ms);
-    uint64_t end = add_ms(sent_ms, (uint64_t)lease);
-    if (h->watchdog) {
-        if ((uint64_t)lease >= c->cfg.watchdog_lease_ms)
-            return;
-        h->watchdog = false;
-        uint64_t promised = add_ms(h->confirmed_ms, c->cfg.watchdog_lease_ms);
-        h->expires_ms = end < promised ? end : promised;
-        h->lease_ms = lease;
-    } else if (end < h->expires_ms) {
-        h->expires_ms = end;
-    }
+    // count remains (lease.cpp).
+    cleanup_release(c, w->lock_id, w->owner, lease_to_leave(c, w));
 }
 
 bool wait_behind_give_back(Client *c, uint32_t index)
@@ -135,11 +80,18 @@ bool wait_behind_give_back(Client *c, uint32_t index)
     return true;
 }
 
+// A give-back of the owner's not answered within a command timeout: its node
+// unreachable (CONNECTION), or slow (TIMEOUT), as an attempt queued behind it.
+static edgelock_status give_back_unanswered(Client *c, const Waiter *w)
+{
+    return slot_ready(c, lock_slot(c, w->lock_id)) ? EDGELOCK_ERR_TIMEOUT : EDGELOCK_ERR_CONNECTION;
+}
+
 edgelock_status end_of_wait_behind_give_back(Client *c, const Waiter *w)
 {
     if (!w->behind_undo || w->deadline_ms >= w->behind_undo_until_ms)
         return EDGELOCK_ERR_WAIT_TIMEOUT;
-    return slot_ready(c, lock_slot(c, w->lock_id)) ? EDGELOCK_ERR_TIMEOUT : EDGELOCK_ERR_CONNECTION;
+    return give_back_unanswered(c, w);
 }
 
 void waiter_set_replicating(Client *c, Waiter *w, bool on)
@@ -193,10 +145,7 @@ void held_ok_expired(Client *c, uint32_t index)
     Waiter *w = c->waiters.get(index);
     waiter_set_replicating(c, w, false);
     undo_grant(c, w, true);
-    acquire_finish(c, index,
-                   w->cancelled                              ? EDGELOCK_ERR_CANCELLED
-                   : slot_ready(c, lock_slot(c, w->lock_id)) ? EDGELOCK_ERR_TIMEOUT
-                                                             : EDGELOCK_ERR_CONNECTION);
+    acquire_finish(c, index, w->cancelled ? EDGELOCK_ERR_CANCELLED : give_back_unanswered(c, w));
 }
 
 void grant_taken_back(Client *c, uint32_t index)

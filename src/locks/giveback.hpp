@@ -11,12 +11,8 @@ namespace edgelock
 {
 
 struct Client;
-struct Hold;
 struct Waiter;
 
-// The lease a call's lease_ms stands for: the watchdog's for
-// EDGELOCK_LEASE_WATCHDOG.
-int64_t effective_lease(const Client *c, int64_t lease_ms);
 // A fair waiter leaving without the lock: out of the queue (fire and forget).
 void abandon_fair_queue(Client *c, const Waiter *w);
 // Give back what the waiter's grant took. certain: Redis granted it.
@@ -49,8 +45,6 @@ void held_ok_expired(Client *c, uint32_t index);
 // A release of its owner's freed the lock after this grant: nothing is held
 // and nothing to give back; the call tries again while its wait lasts.
 void grant_taken_back(Client *c, uint32_t index);
-// A re-entry whose reply never came: the hold counts no more than its lease.
-void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sent_ms);
 // A MultiLock or RedLock gives back a member it took, and that release could
 // not even be queued (the command table full). took_watchdog: it took the
 // member under the watchdog (not a re-entry of a hold renewed before).

@@ -191,8 +191,8 @@ static void acquired(Hold *h, int64_t lease_ms, uint64_t sent_ms, uint32_t permi
         h->watchdog = true;
     } else {
         // A shorter fixed lease set on a hold the watchdog renews (a re-entry
-        // sent before the hold it re-enters was granted, so attempt_lease()
-        // could not raise it): Redis now lets the key lapse with this lease,
+        // sent before the call it re-enters was, so lease_to_ask() could not
+        // raise it): Redis now lets the key lapse with this lease,
         // and so does the hold; counting the watchdog's lease from here would
         // promise more than Redis has.
         if (h->count == 0 || (one_ttl && (uint64_t)lease_ms < watchdog_lease_ms))

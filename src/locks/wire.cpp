@@ -5,10 +5,12 @@
 // NOSCRIPT. Formatting is also where housekeeping lets go of its handle.
 #include "locks/wire.hpp"
 
+#include "locks/acquire.hpp"
 #include "locks/calls.hpp"
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
+#include "locks/lease.hpp"
 #include "locks/scan.hpp"
 #include "locks/watchdog.hpp"
 #include "base/resp.hpp"
@@ -53,6 +55,13 @@ bool wire_format(void *client, Command *cmd, uint64_t id, RespCommand &rc)
         log_to(c->loop.log, EDGELOCK_LOG_WARN,
                "a repeated give-back is dropped: its lock handle was freed; the lock lapses with its lease");
         return false;
+    }
+    // The lease covers what the owner's other calls on the name rely on by
+    // the time these bytes go out: a re-send may run after calls sent since.
+    if (call->op == LockOp::Acquire) {
+        Waiter *w = c->waiters.get_id(call->ref);
+        if (w)
+            call->lease_ms = lease_to_ask(c, w);
     }
     LockOpArgs a = {};
     a.op = call->op;

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The lease a lock command names (lease.cpp). The lock scripts set the key's
+// TTL to it on every acquire, a re-entry too, and the release script on every
+// release that leaves a count; the key is one for all of an owner's holds and
+// calls on a name. So the lease one of them names must cover what the others
+// rely on, or the key lapses under them while they say held.
+#pragma once
+
+#include <stdint.h>
+
+namespace edgelock
+{
+
+struct Client;
+struct Hold;
+struct Waiter;
+
+// The lease a call's lease_ms stands for: the watchdog's for
+// EDGELOCK_LEASE_WATCHDOG.
+int64_t effective_lease(const Client *c, int64_t lease_ms);
+// The lease the waiter's attempt asks Redis for, decided each time it is
+// sent (a re-send may find more to cover); kept in w->asked_lease_ms, which
+// its grant counts. For a lock: no shorter than what the owner's hold on the
+// name has left, nor than what its other lock calls there in flight asked.
+int64_t lease_to_ask(Client *c, Waiter *w);
+// The lease a give-back of the waiter's grant names, for the count it
+// leaves: what the owner's hold has left (its own lease when none), and no
+// shorter than what the owner's other lock calls on the name in flight asked.
+int64_t lease_to_leave(Client *c, const Waiter *w);
+// A re-entry whose reply never came may have run, and set the key's TTL to
+// the lease it asked for: the hold counts no more than that (fail closed).
+void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sent_ms);
+
+} // namespace edgelock
