@@ -553,12 +553,16 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
  * part of it (all of it, if the round trip took longer) is gone by then;
  * edgelock_lock_valid() says what is left. Re-entry by the same
  * owner increments the hold count; the lock has one lease in Redis, which each
- * re-entry sets again. So a re-entry never shortens what the owner relies on:
- * its attempt asks Redis for no less than the hold has left (watchdog_lease_ms
+ * re-entry sets again, and so does an unlock that leaves a count. Handles on
+ * one name are one lock (Redisson: one RLock). So a re-entry never shortens
+ * what the owner relies on: its attempt asks Redis for no less than the
+ * owner's holds on the name, through any handle, have left (watchdog_lease_ms
  * for a hold the watchdog renews, which then stays under the watchdog), nor
  * than the lease of any other lock call of the owner's on that name still on
  * the wire or waiting for its replicas, decided each time the attempt is
- * sent. A longer lease extends the hold. lock_valid counts what was asked. A
+ * sent; an unlock names no less than what the holds through other handles
+ * have left. A longer lease extends the hold. lock_valid counts what was
+ * asked. A
  * re-entry sent before the call it re-enters cannot be raised; counted after
  * it, its shorter lease becomes the whole hold's (fail closed: no renewal).
  * A re-entry whose hold was gone before it ran (its key deleted or expired,

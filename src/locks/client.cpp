@@ -147,6 +147,7 @@ static void free_memory(Client *c)
     edgelock_port_free(c->cluster.slot_owner);
     sentinel_watch_fini(&c->sentinel_watch);
     free_table(c->locks);
+    edgelock_port_free(c->lock_buckets);
     free_table(c->holds);
     edgelock_port_free(c->hold_buckets);
     free_table(c->waiters);
@@ -327,6 +328,9 @@ static bool build(Client *c, const LinkOps *link)
     const uint32_t buf_len = command_buffer_len(cfg.max_name_len);
 
     auto *lock_slots = alloc_slots<LockEntry>(c, cfg.max_locks);
+    c->lock_buckets = static_cast<uint32_t *>(client_alloc(c, (uint64_t)cfg.max_locks * sizeof(uint32_t)));
+    for (uint32_t i = 0; c->lock_buckets && i < cfg.max_locks; i++)
+        c->lock_buckets[i] = kNoIndex;
     auto *hold_slots = alloc_slots<Hold>(c, cfg.max_holds);
     c->hold_buckets = static_cast<uint32_t *>(client_alloc(c, (uint64_t)cfg.max_holds * sizeof(uint32_t)));
     for (uint32_t i = 0; c->hold_buckets && i < cfg.max_holds; i++)
@@ -365,8 +369,9 @@ static bool build(Client *c, const LinkOps *link)
     c->pubsub.buckets = sub_buckets;
     c->pubsub.names = chan_names;
     c->queue.buf = buf;
-    if (!lock_slots || !hold_slots || !c->hold_buckets || !waiter_slots || !sub_slots || !sub_buckets ||
-        !c->channel_waiters || !cmd_slots || !c->lock_names || !chan_names || !buf || !c->waiter_timers)
+    if (!lock_slots || !c->lock_buckets || !hold_slots || !c->hold_buckets || !waiter_slots || !sub_slots ||
+        !sub_buckets || !c->channel_waiters || !cmd_slots || !c->lock_names || !chan_names || !buf ||
+        !c->waiter_timers)
         return false;
 
     // Replies go straight to their consumer: commands to the queue, channel

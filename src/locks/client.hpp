@@ -66,6 +66,7 @@ struct Client {
     FixedTable<LockEntry> locks;
     char *lock_names; // max_locks * max_name_len
     FixedTable<Hold> holds;
+    uint32_t *lock_buckets; // max_locks chain heads of the name index (handles.hpp)
     uint32_t *hold_buckets; // max_holds chain heads of the hold index (holds.hpp)
     FixedTable<Waiter> waiters;
     WaiterTimer *waiter_timers;
@@ -140,7 +141,8 @@ inline LockRef lock_ref(Client *c, uint64_t lock_id)
 inline bool same_lock_name(Client *c, uint64_t a, uint64_t b)
 {
     const LockRef x = lock_ref(c, a), y = lock_ref(c, b);
-    return x.len == y.len && memcmp(x.name, y.name, x.len) == 0;
+    return x.len == y.len && lock_get(c, a)->name_hash == lock_get(c, b)->name_hash &&
+           memcmp(x.name, y.name, x.len) == 0;
 }
 
 inline edgelock_lock_kind lock_kind(Client *c, uint64_t lock_id)

@@ -4,6 +4,7 @@
 
 #include "locks/handles.hpp"
 
+#include "base/name_hash.hpp"
 #include "locks/client.hpp"
 #include "locks/holds.hpp"
 
@@ -38,6 +39,27 @@ bool kind_serves(edgelock_lock_kind kind, KindClass cls)
     return false;
 }
 
+static uint32_t *name_bucket(Client *c, uint32_t hash)
+{
+    return &c->lock_buckets[hash % c->locks.capacity()];
+}
+
+uint32_t lock_next_twin(Client *c, uint64_t lock_id, uint32_t from)
+{
+    const uint32_t own = id_index(lock_id);
+    const LockEntry *le = lock_get(c, lock_id);
+    if (!le)
+        return kNoIndex; // (a freed handle names nothing)
+    uint32_t i = from == kNoIndex ? *name_bucket(c, le->name_hash) : c->locks.get(from)->next_same_hash;
+    while (i != kNoIndex) {
+        const LockEntry *o = c->locks.get(i);
+        if (i != own && o->name_hash == le->name_hash && same_lock_name(c, c->locks.id_of(i), lock_id))
+            return i;
+        i = o->next_same_hash;
+    }
+    return kNoIndex;
+}
+
 edgelock_status lock_new(Client *c, edgelock_lock_kind kind, const void *name, size_t len, edgelock_lock *out)
 {
     if (!name || !out || len == 0 || len > c->cfg.max_name_len || !valid_kind(kind))
@@ -51,6 +73,10 @@ edgelock_status lock_new(Client *c, edgelock_lock_kind kind, const void *name, s
     le->name_len = (uint32_t)len;
     le->kind = (uint8_t)kind;
     memcpy(c->lock_names + (size_t)i * c->cfg.max_name_len, name, len);
+    le->name_hash = name_hash(name, len);
+    uint32_t *bucket = name_bucket(c, le->name_hash);
+    le->next_same_hash = *bucket;
+    *bucket = i;
     out->id = c->locks.id_of(i);
     return EDGELOCK_OK;
 }
@@ -75,6 +101,10 @@ edgelock_status lock_free(Client *c, edgelock_lock lock)
         if (h && h->lock_id == lock.id)
             hold_free(c, i);
     }
+    uint32_t *link = name_bucket(c, le->name_hash);
+    while (*link != id_index(lock.id))
+        link = &c->locks.get(*link)->next_same_hash;
+    *link = le->next_same_hash;
     c->locks.release(id_index(lock.id));
     return EDGELOCK_OK;
 }

@@ -23,6 +23,8 @@ struct LockEntry {
     uint8_t heard_in_a_row; // our releases in a row that a waiter heard
     // Until then our next lock call lets a waiter take its turn (acquire.cpp).
     uint64_t yield_until_ms;
+    uint32_t name_hash;      // name_hash() of its name
+    uint32_t next_same_hash; // the name index's chain (Client::lock_buckets)
 };
 
 // Turn taking on a non-fair lock (reentrant, fenced). A client that unlocks
@@ -45,6 +47,11 @@ constexpr uint64_t kYieldMinMs = 6; // plus two of the release's own round trips
 edgelock_status lock_new(Client *c, edgelock_lock_kind kind, const void *name, size_t len,
                          edgelock_lock *out);
 edgelock_status lock_free(Client *c, edgelock_lock lock);
+// The name index: another live handle on lock_id's name, the next after
+// `from` in its chain (kNoIndex: the first), as a lock table index; kNoIndex
+// when there is none. Redis counts an owner's holds through all of them in
+// one hash field with one TTL. Costs a chain walk, not a table scan.
+uint32_t lock_next_twin(Client *c, uint64_t lock_id, uint32_t from);
 // Which handle kinds a call serves (the lock table holds semaphores and
 // latches too).
 enum class KindClass : uint8_t {

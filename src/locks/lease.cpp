@@ -25,18 +25,29 @@ int64_t effective_lease(const Client *c, int64_t lease_ms)
     return lease_ms == EDGELOCK_LEASE_WATCHDOG ? (int64_t)c->cfg.watchdog_lease_ms : lease_ms;
 }
 
-// What the waiter's hold has left by our clock, -1 when it holds nothing:
-// the watchdog's lease for a hold it renews, else the rest of the fixed one
+// What one hold has left by our clock, -1 when it holds nothing: the
+// watchdog's lease for a hold it renews, else the rest of the fixed one
 // (Redis runs the command no earlier than now, so the key ends no sooner).
-static int64_t hold_lease_left(Client *c, const Waiter *w)
+static int64_t lease_left(Client *c, const Hold *h)
 {
-    const Hold *h = w->hold_index != kNoIndex ? c->holds.get(w->hold_index) : nullptr;
     if (!h || h->count == 0 || h->lost)
         return -1;
     if (h->watchdog)
         return (int64_t)c->cfg.watchdog_lease_ms;
     uint64_t now = loop_now(&c->loop);
     return h->expires_ms > now ? (int64_t)(h->expires_ms - now) : -1;
+}
+
+int64_t hold_lease_left(Client *c, uint64_t lock_id, uint64_t owner)
+{
+    int64_t left = lease_left(c, hold_find(c, lock_id, owner, nullptr));
+    for (uint32_t i = lock_next_twin(c, lock_id, kNoIndex); i != kNoIndex;
+         i = lock_next_twin(c, lock_id, i)) {
+        int64_t twin = lease_left(c, hold_find(c, c->locks.id_of(i), owner, nullptr));
+        if (twin > left)
+            left = twin;
+    }
+    return left;
 }
 
 // The longest lease the owner's other lock calls on w's name asked for while
@@ -64,7 +75,7 @@ int64_t lease_to_ask(Client *c, Waiter *w)
 {
     int64_t lease = effective_lease(c, w->lease_ms);
     if (kind_serves(lock_kind(c, w->lock_id), KindClass::Lock)) {
-        int64_t left = hold_lease_left(c, w);
+        int64_t left = hold_lease_left(c, w->lock_id, w->owner);
         int64_t in_flight = longest_lease_in_flight(c, w);
         if (left > lease)
             lease = left;
@@ -77,9 +88,10 @@ int64_t lease_to_ask(Client *c, Waiter *w)
 
 int64_t lease_to_leave(Client *c, const Waiter *w)
 {
-    // Undoing a re-entry, the count left is the hold's: its own lease (what
-    // lock_valid counts), not the re-entry's, which may be longer.
-    int64_t left = hold_lease_left(c, w);
+    // Undoing a re-entry, the count left is the hold's (through any handle
+    // on the name): its own lease (what lock_valid counts), not the
+    // re-entry's, which may be longer.
+    int64_t left = hold_lease_left(c, w->lock_id, w->owner);
     int64_t lease = left >= 0 ? left : effective_lease(c, w->lease_ms);
     int64_t in_flight = longest_lease_in_flight(c, w);
     return in_flight > lease ? in_flight : lease;

@@ -2,8 +2,9 @@
 // The lease a lock command names (lease.cpp). The lock scripts set the key's
 // TTL to it on every acquire, a re-entry too, and the release script on every
 // release that leaves a count; the key is one for all of an owner's holds and
-// calls on a name. So the lease one of them names must cover what the others
-// rely on, or the key lapses under them while they say held.
+// calls on a name, through any handle on it. So the lease one of them names
+// must cover what the others rely on, or the key lapses under them while
+// they say held.
 #pragma once
 
 #include <stdint.h>
@@ -27,6 +28,9 @@ int64_t lease_to_ask(Client *c, Waiter *w);
 // leaves: what the owner's hold has left (its own lease when none), and no
 // shorter than what the owner's other lock calls on the name in flight asked.
 int64_t lease_to_leave(Client *c, const Waiter *w);
+// The longest the owner's holds on lock_id's name, through any handle, have
+// left by our clock (the watchdog's lease for one it renews); -1 for none.
+int64_t hold_lease_left(Client *c, uint64_t lock_id, uint64_t owner);
 // A re-entry whose reply never came may have run, and set the key's TTL to
 // the lease it asked for: the hold counts no more than that (fail closed).
 void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sent_ms);

@@ -13,6 +13,7 @@
 #include "locks/client.hpp"
 #include "locks/handles.hpp"
 #include "locks/holds.hpp"
+#include "locks/lease.hpp"
 #include "locks/permits.hpp"
 #include "locks/replicas.hpp"
 #include "redisson/format.hpp"
@@ -20,11 +21,18 @@
 namespace edgelock
 {
 
-static int64_t lease_for(const Client *c, const Hold *h)
+// The lease a release names, for the count it may leave: the hold's own, and
+// no shorter than what the owner's holds through other handles on the name
+// have left (lease.cpp).
+static int64_t lease_for(Client *c, const Hold *h)
 {
-    if (!h || h->lease_ms == EDGELOCK_LEASE_WATCHDOG || h->lease_ms <= 0)
+    if (!h)
         return c->cfg.watchdog_lease_ms;
-    return h->lease_ms;
+    int64_t own = h->lease_ms == EDGELOCK_LEASE_WATCHDOG || h->lease_ms <= 0
+                      ? (int64_t)c->cfg.watchdog_lease_ms
+                      : h->lease_ms;
+    int64_t others = hold_lease_left(c, h->lock_id, h->owner);
+    return others > own ? others : own;
 }
 
 // The owner learns of a loss through the call it made: forget the marker.
@@ -40,18 +48,15 @@ static void clear_lost(Client *c, uint32_t index)
 // Whether `owner` holds lock_id's name, or may be granted it, through another
 // handle of this client: Redis counts those holds in the same hash field
 // (two handles on one name are one RLock to Redisson), so a 0 from a release
-// is theirs, not a stale count. A scan of the lock table, made only when a
-// release leaves the owner no hold of its own by this handle's count.
+// is theirs, not a stale count. A walk of the name index's chain
+// (lock_next_twin), made when a release leaves the owner no hold of its own
+// by this handle's count.
 // lock_id: a live handle (the callers have looked).
 static bool held_through_another_handle(Client *c, uint64_t lock_id, uint64_t owner)
 {
-    for (uint32_t i = 0; i < c->locks.end(); i++) {
-        if (!c->locks.get(i) || c->locks.id_of(i) == lock_id)
-            continue;
-        const uint64_t id = c->locks.id_of(i);
-        if (!same_lock_name(c, id, lock_id))
-            continue;
-        const Hold *h = hold_find(c, id, owner, nullptr);
+    for (uint32_t i = lock_next_twin(c, lock_id, kNoIndex); i != kNoIndex;
+         i = lock_next_twin(c, lock_id, i)) {
+        const Hold *h = hold_find(c, c->locks.id_of(i), owner, nullptr);
         if (h && (h->count > 0 || h->pending > 0))
             return true;
     }

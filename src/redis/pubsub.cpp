@@ -8,6 +8,7 @@
 #include <hiredis/hiredis.h>
 #include <string.h>
 
+#include "base/name_hash.hpp"
 #include "redis/connection.hpp"
 #include "base/resp.hpp"
 #include "redis/reply.hpp"
@@ -19,16 +20,6 @@ namespace edgelock
 static char *name_of(PubSub *ps, uint32_t index)
 {
     return ps->names + (size_t)index * ps->name_cap;
-}
-
-// FNV-1a: channel names of one lock family share a long prefix and differ
-// at the end, which every byte's step spreads over all 32 bits.
-static uint32_t hash_of(const char *channel, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)channel[i]) * 16777619u;
-    return h;
 }
 
 static uint32_t *bucket_of(PubSub *ps, uint32_t hash)
@@ -56,7 +47,7 @@ uint32_t pubsub_find(PubSub *ps, const char *channel, size_t len)
 {
     if (ps->subs.capacity() == 0)
         return kNoSub;
-    uint32_t hash = hash_of(channel, len);
+    uint32_t hash = name_hash(channel, len);
     for (uint32_t i = *bucket_of(ps, hash); i != kNoSub;) {
         Subscription *s = ps->subs.get(i);
         if (s->hash == hash && s->len == len && memcmp(name_of(ps, i), channel, len) == 0)
@@ -140,7 +131,7 @@ edgelock_status pubsub_join(PubSub *ps, const char *channel, size_t len, uint32_
         return EDGELOCK_ERR_TABLE_FULL;
     memcpy(name_of(ps, i), channel, len);
     s->len = (uint32_t)len;
-    s->hash = hash_of(channel, len);
+    s->hash = name_hash(channel, len);
     uint32_t *bucket = bucket_of(ps, s->hash);
     s->next_in_bucket = *bucket;
     *bucket = i;

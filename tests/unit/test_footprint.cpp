@@ -56,7 +56,8 @@ static uint64_t event_bytes()
 
 static uint64_t per_lock(uint32_t name_len)
 {
-    return sizeof(FixedTable<LockEntry>::Slot) + name_len;
+    return sizeof(FixedTable<LockEntry>::Slot) + name_len +
+           sizeof(uint32_t); // and its chain head in the name index
 }
 static uint64_t per_hold()
 {
@@ -250,7 +251,7 @@ TEST_CASE(print_the_figures)
     uint64_t blocking = measured(cfg, true);
     printf("footprint: target %u-bit pointers, struct event %llu bytes\n", (unsigned)(8 * sizeof(void *)),
            (unsigned long long)event_bytes());
-    printf("footprint: per lock          %llu bytes (slot %llu + name %u)\n",
+    printf("footprint: per lock          %llu bytes (slot %llu + name %u + 1 chain head)\n",
            (unsigned long long)per_lock(cfg.max_name_len),
            (unsigned long long)sizeof(FixedTable<LockEntry>::Slot), cfg.max_name_len);
     printf("footprint: per hold          %llu bytes\n", (unsigned long long)per_hold());

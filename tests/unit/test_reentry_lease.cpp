@@ -277,3 +277,32 @@ TEST_CASE(a_read_hold_left_by_an_unlock_ends_with_its_own_lease)
     CHECK_EQ(hold_find(h.c, lk.id, 1, nullptr)->count, 1u);
     valid_for(h, lk, EDGELOCK_ERR_NOT_OWNER); // the first hold's 1000 ms are over
 }
+
+// Two handles on one name are one lock to Redis (Redisson: one RLock), and
+// the owner's holds through both one hash field with one TTL: a short
+// re-entry through the second handle must cover the first's hold too.
+TEST_CASE(a_short_re_entry_through_another_handle_asks_for_the_holds_lease)
+{
+    Harness h(watchdog_lease);
+    REQUIRE(h.c);
+    edgelock_lock first = h.lock("a"), second = h.lock("a");
+    take(h, first, EDGELOCK_LEASE_WATCHDOG);
+    Result r;
+    REQUIRE(acquire_start(h.c, second, 1, 0, 50, record, &r) == EDGELOCK_OK);
+    CHECK_EQ(acquire_lease(h), kWatchdogLease); // not 50
+    h.reply(kNil);
+    CHECK_ST(r.st, EDGELOCK_OK);
+
+    // The other way round: a 50 ms hold through one handle, the watchdog's
+    // through another; the first one's unlock leaves the watchdog's count
+    // and names its lease, not 50.
+    edgelock_lock one = h.lock("b"), two = h.lock("b");
+    take(h, one, 50);
+    take(h, two, EDGELOCK_LEASE_WATCHDOG);
+    Result u;
+    REQUIRE(release_start(h.c, one, 1, record, &u) == EDGELOCK_OK);
+    CHECK_EQ(release_lease(h), kWatchdogLease);
+    h.reply(":0\r\n");
+    CHECK_ST(u.st, EDGELOCK_OK);
+    CHECK(hold_renewable(hold_find(h.c, two.id, 1, nullptr)));
+}
