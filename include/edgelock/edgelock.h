@@ -560,11 +560,11 @@ typedef void (*edgelock_result_fn)(edgelock_client *client, edgelock_lock lock, 
  * for a hold the watchdog renews, which then stays under the watchdog), nor
  * than the lease of any other lock call of the owner's on that name still on
  * the wire or waiting for its replicas, decided each time the attempt is
- * sent; an unlock names no less than what the holds through other handles
- * have left. A longer lease extends the hold. lock_valid counts what was
- * asked. A
- * re-entry sent before the call it re-enters cannot be raised; counted after
- * it, its shorter lease becomes the whole hold's (fail closed: no renewal).
+ * sent; an unlock that leaves a count names, when it is sent, no less than
+ * what the owner's holds and lock calls on the name rely on then. A longer
+ * lease extends the hold. lock_valid counts what was asked. A re-entry sent
+ * before the call it re-enters cannot be raised; counted after it, its
+ * shorter lease becomes the whole hold's (fail closed: no renewal).
  * A re-entry whose hold was gone before it ran (its key deleted or expired,
  * a failover) is a first lock to Redis: the call says OK, and the owner holds
  * the lock from then on, not since its first lock, with one count in Redis.

@@ -50,20 +50,21 @@ int64_t hold_lease_left(Client *c, uint64_t lock_id, uint64_t owner)
     return left;
 }
 
-// The longest lease the owner's other lock calls on w's name asked for while
-// Redis may run or have run their attempts (on the wire, or granted and not
-// yet counted): 0 when there are none. One that waits has no grant.
-static int64_t longest_lease_in_flight(Client *c, const Waiter *w)
+// The longest lease the owner's lock calls on lock_id's name (but `except`)
+// asked for while Redis may run or have run their attempts (on the wire, or
+// granted and not yet counted): 0 when there are none. One that waits has no
+// grant.
+static int64_t longest_lease_in_flight(Client *c, uint64_t lock_id, uint64_t owner, const Waiter *except)
 {
     int64_t longest = 0;
-    if (c->waiters.used() < 2)
+    if (c->waiters.used() < (except ? 2u : 1u))
         return longest;
     for (uint32_t i = 0; i < c->waiters.end(); i++) {
         const Waiter *o = c->waiters.get(i);
-        if (!o || o == w || o->owner != w->owner ||
+        if (!o || o == except || o->owner != owner ||
             (o->state != WaiterState::Attempting && !o->replicating) ||
             !kind_serves(lock_kind(c, o->lock_id), KindClass::Lock) ||
-            !same_lock_name(c, o->lock_id, w->lock_id))
+            !same_lock_name(c, o->lock_id, lock_id))
             continue;
         if (o->asked_lease_ms > longest)
             longest = o->asked_lease_ms;
@@ -76,7 +77,7 @@ int64_t lease_to_ask(Client *c, Waiter *w)
     int64_t lease = effective_lease(c, w->lease_ms);
     if (kind_serves(lock_kind(c, w->lock_id), KindClass::Lock)) {
         int64_t left = hold_lease_left(c, w->lock_id, w->owner);
-        int64_t in_flight = longest_lease_in_flight(c, w);
+        int64_t in_flight = longest_lease_in_flight(c, w->lock_id, w->owner, w);
         if (left > lease)
             lease = left;
         if (in_flight > lease)
@@ -93,7 +94,17 @@ int64_t lease_to_leave(Client *c, const Waiter *w)
     // re-entry's, which may be longer.
     int64_t left = hold_lease_left(c, w->lock_id, w->owner);
     int64_t lease = left >= 0 ? left : effective_lease(c, w->lease_ms);
-    int64_t in_flight = longest_lease_in_flight(c, w);
+    int64_t in_flight = longest_lease_in_flight(c, w->lock_id, w->owner, w);
+    return in_flight > lease ? in_flight : lease;
+}
+
+int64_t lease_to_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t named)
+{
+    if (!kind_serves(lock_kind(c, lock_id), KindClass::Lock))
+        return named;
+    int64_t left = hold_lease_left(c, lock_id, owner);
+    int64_t in_flight = longest_lease_in_flight(c, lock_id, owner, nullptr);
+    int64_t lease = left > named ? left : named;
     return in_flight > lease ? in_flight : lease;
 }
 

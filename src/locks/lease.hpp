@@ -31,6 +31,11 @@ int64_t lease_to_leave(Client *c, const Waiter *w);
 // The longest the owner's holds on lock_id's name, through any handle, have
 // left by our clock (the watchdog's lease for one it renews); -1 for none.
 int64_t hold_lease_left(Client *c, uint64_t lock_id, uint64_t owner);
+// The lease a release (an unlock, a give-back) names when it is sent, for
+// the count it may leave: no shorter than `named` (decided when it was made),
+// nor than what the owner's holds on the name have left and its lock calls
+// there in flight asked by now (a re-send may run after them).
+int64_t lease_to_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t named);
 // A re-entry whose reply never came may have run, and set the key's TTL to
 // the lease it asked for: the hold counts no more than that (fail closed).
 void bound_by_unknown_re_entry(Client *c, const Waiter *w, Hold *h, uint64_t sent_ms);

@@ -56,12 +56,15 @@ bool wire_format(void *client, Command *cmd, uint64_t id, RespCommand &rc)
                "a repeated give-back is dropped: its lock handle was freed; the lock lapses with its lease");
         return false;
     }
-    // The lease covers what the owner's other calls on the name rely on by
-    // the time these bytes go out: a re-send may run after calls sent since.
+    // The lease covers what the owner's holds and other calls on the name
+    // rely on by the time these bytes go out: a re-send may run after calls
+    // sent since (lease.cpp).
     if (call->op == LockOp::Acquire) {
         Waiter *w = c->waiters.get_id(call->ref);
         if (w)
             call->lease_ms = lease_to_ask(c, w);
+    } else if (call->op == LockOp::Release) {
+        call->lease_ms = lease_to_release(c, call->lock_id, call->owner, call->lease_ms);
     }
     LockOpArgs a = {};
     a.op = call->op;

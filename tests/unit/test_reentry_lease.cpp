@@ -306,3 +306,23 @@ TEST_CASE(a_short_re_entry_through_another_handle_asks_for_the_holds_lease)
     CHECK_ST(u.st, EDGELOCK_OK);
     CHECK(hold_renewable(hold_find(h.c, two.id, 1, nullptr)));
 }
+
+// An unlock that leaves a count sets the key's TTL to the lease it names: it
+// must cover a lock call of the same owner on the wire ahead of it, whose
+// grant it leaves counted.
+TEST_CASE(an_unlock_behind_a_longer_re_entry_names_its_lease)
+{
+    Harness h(watchdog_lease);
+    REQUIRE(h.c);
+    edgelock_lock lk = h.lock("a");
+    take(h, lk, 1000);
+    Result again, u;
+    REQUIRE(acquire_start(h.c, lk, 1, 0, 60000, record, &again) == EDGELOCK_OK);
+    REQUIRE(release_start(h.c, lk, 1, record, &u) == EDGELOCK_OK);
+    CHECK_EQ(release_lease(h), 60000); // not the 1000 of the hold it releases
+    h.reply(kNil);                     // the re-entry: granted first
+    h.reply(":0\r\n");                 // the unlock: a count remains
+    CHECK_ST(again.st, EDGELOCK_OK);
+    CHECK_ST(u.st, EDGELOCK_OK);
+    CHECK_EQ(valid_for(h, lk, EDGELOCK_OK), 60000);
+}
