@@ -23,23 +23,6 @@ namespace edgelock
 static const char kDefaultUrl[] = "redis://127.0.0.1:6379";
 static constexpr uint32_t kMaxCapacity = 1u << 20;
 
-static void make_uuid(char out[37])
-{
-    uint8_t b[16];
-    edgelock_port_random(b, sizeof(b));
-    b[6] = (uint8_t)((b[6] & 0x0f) | 0x40); // version 4
-    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); // RFC 4122 variant
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            out[o++] = '-';
-        out[o++] = hex[b[i] >> 4];
-        out[o++] = hex[b[i] & 15];
-    }
-    out[o] = 0;
-}
-
 static bool valid_capacity(uint32_t v)
 {
     return v >= 1 && v <= kMaxCapacity;
@@ -124,6 +107,15 @@ void *client_alloc(Client *c, uint64_t n)
 template <typename T> static typename FixedTable<T>::Slot *alloc_slots(Client *c, uint32_t cap)
 {
     return static_cast<typename FixedTable<T>::Slot *>(client_alloc(c, FixedTable<T>::bytes_for(cap)));
+}
+
+// n list or chain heads, each at kNoIndex (empty).
+static uint32_t *alloc_heads(Client *c, uint32_t n)
+{
+    auto *heads = static_cast<uint32_t *>(client_alloc(c, (uint64_t)n * sizeof(uint32_t)));
+    for (uint32_t i = 0; heads && i < n; i++)
+        heads[i] = kNoIndex;
+    return heads;
 }
 
 template <typename T> static void free_table(FixedTable<T> &t)
@@ -328,21 +320,14 @@ static bool build(Client *c, const LinkOps *link)
     const uint32_t buf_len = command_buffer_len(cfg.max_name_len);
 
     auto *lock_slots = alloc_slots<LockEntry>(c, cfg.max_locks);
-    c->lock_buckets = static_cast<uint32_t *>(client_alloc(c, (uint64_t)cfg.max_locks * sizeof(uint32_t)));
-    for (uint32_t i = 0; c->lock_buckets && i < cfg.max_locks; i++)
-        c->lock_buckets[i] = kNoIndex;
+    c->lock_buckets = alloc_heads(c, cfg.max_locks);
     auto *hold_slots = alloc_slots<Hold>(c, cfg.max_holds);
-    c->hold_buckets = static_cast<uint32_t *>(client_alloc(c, (uint64_t)cfg.max_holds * sizeof(uint32_t)));
-    for (uint32_t i = 0; c->hold_buckets && i < cfg.max_holds; i++)
-        c->hold_buckets[i] = kNoIndex;
+    c->hold_buckets = alloc_heads(c, cfg.max_holds);
     auto *waiter_slots = alloc_slots<Waiter>(c, cfg.max_waiters);
     auto *sub_slots = alloc_slots<Subscription>(c, cfg.max_subscriptions);
     auto *sub_buckets =
         static_cast<uint32_t *>(client_alloc(c, (uint64_t)cfg.max_subscriptions * sizeof(uint32_t)));
-    c->channel_waiters =
-        static_cast<uint32_t *>(client_alloc(c, (uint64_t)cfg.max_subscriptions * sizeof(uint32_t)));
-    for (uint32_t i = 0; c->channel_waiters && i < cfg.max_subscriptions; i++)
-        c->channel_waiters[i] = kNoIndex;
+    c->channel_waiters = alloc_heads(c, cfg.max_subscriptions);
     auto *cmd_slots = alloc_slots<Command>(c, cfg.max_commands);
     c->lock_names = static_cast<char *>(client_alloc(c, (uint64_t)cfg.max_locks * cfg.max_name_len));
     auto *chan_names = static_cast<char *>(client_alloc(c, (uint64_t)cfg.max_subscriptions * chan_cap));
@@ -488,7 +473,7 @@ Client *client_create(const edgelock_config *cfg, const Loop &loop, bool owns_ba
     if (cfg->client_id)
         memcpy(c->client_id, cfg->client_id, strnlen(cfg->client_id, 63));
     else
-        make_uuid(c->client_id);
+        write_client_id(c->client_id);
     c->protocol = ClientProtocol{c->client_id, cfg->unlock_latch_ttl_ms, cfg->watchdog_lease_ms, "publish"};
     c->loop = loop;
     c->loop.log = &c->log;

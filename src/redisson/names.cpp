@@ -3,8 +3,27 @@
 
 #include <string.h>
 
+#include "port.h"
+
 namespace edgelock
 {
+
+void write_client_id(char out[37])
+{
+    uint8_t b[16];
+    edgelock_port_random(b, sizeof(b));
+    b[6] = (uint8_t)((b[6] & 0x0f) | 0x40); // version 4
+    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); // RFC 4122 variant
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
+    }
+    out[o] = 0;
+}
 
 const char kLockChannelPrefix[] = "redisson_lock__channel";
 const char kUnlockLatchPrefix[] = "redisson_unlock_latch";

@@ -18,6 +18,10 @@ void write_prefix_name(Writer &w, const char *prefix, const void *name, size_t l
 // suffix_name(n, s): "{n}:s", or "n:s" when n already contains '{'.
 void write_suffix_name(Writer &w, const void *name, size_t len, const void *suffix, size_t suffix_len);
 
+// A fresh client id, as Redisson's: a random (version 4) UUID, 36 characters
+// and the terminating NUL.
+void write_client_id(char out[37]);
+
 // Owner field "<client id>:<owner id>".
 void write_owner(Writer &w, const char *client_id, uint64_t owner);
 
