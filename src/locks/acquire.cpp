@@ -163,7 +163,8 @@ static void attempt(Client *c, uint32_t index, bool woken = false)
     LockCall call(LockOp::Acquire, w->lock_id, acquire_done);
     call.owner = w->owner;
     call.ref = c->waiters.id_of(index);
-    call.lease_ms = lease_to_ask(c, w); // asked again at each send (wire.cpp)
+    // Decided when its bytes are formatted (wire.cpp, lease_to_ask).
+    call.lease_ms = w->asked_lease_ms = effective_lease(c, w->lease_ms);
     call.permits = (uint16_t)w->permits;
     if (lock_kind(c, w->lock_id) == EDGELOCK_FAIR)
         call.fair_window_ms = w->fair_window_ms;

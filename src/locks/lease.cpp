@@ -2,7 +2,7 @@
 // The lease a lock command names (lease.hpp).
 //
 // Two lock calls of one owner on one name may be on the wire at once (two
-// threads, or a retry and a new call), and a re-send (CLUSTERDOWN, MOVED,
+// threads, or a retry and a later call), and a re-send (CLUSTERDOWN, MOVED,
 // NOSCRIPT) may run after a call sent later. Whichever Redis runs last sets
 // the TTL of the key they share. So an attempt names the longest lease any
 // of them relies on, decided when its bytes are formatted: a stress run on
