@@ -57,7 +57,7 @@ struct Waiter {
     uint8_t waits_again;    // WAITs asked again for one attempt's grant (acquire.cpp)
     int64_t acquired_value; // the fencing token, while replicating
     uint64_t acquired_sent_ms;
-    int64_t asked_lease_ms;  // the lease its latest attempt asked Redis for (lease_to_ask)
+    int64_t asked_lease_ms;  // the lease its latest attempt asked Redis for (lease_to_ask); 0 once given back
     uint32_t fair_window_ms; // fair lock: its window in the queue (acquire.cpp, fair_window())
     // Semaphores: permits wanted (0: a latch's await). Expirable: the ids
     // of the attempt in flight, from this base (a fresh one per attempt).

@@ -32,8 +32,12 @@ void abandon_fair_queue(Client *c, const Waiter *w)
 
 // Give back what a grant took, for a caller that is not to have it. certain:
 // Redis granted it (not a reply that never came).
-void undo_grant(Client *c, const Waiter *w, bool certain)
+void undo_grant(Client *c, Waiter *w, bool certain)
 {
+    // The attempt given back relies on nothing now: a give-back written at
+    // once, while the waiter is still in the table, must not count its lease
+    // among the calls in flight (lease_to_release).
+    w->asked_lease_ms = 0;
     switch (lock_kind(c, w->lock_id)) {
     case EDGELOCK_LATCH: return; // an await takes nothing
     case EDGELOCK_PERMIT_SEMAPHORE: permits_undo(c, w->lock_id, w->permit_base, w->permits); return;

@@ -15,8 +15,9 @@ struct Waiter;
 
 // A fair waiter leaving without the lock: out of the queue (fire and forget).
 void abandon_fair_queue(Client *c, const Waiter *w);
-// Give back what the waiter's grant took. certain: Redis granted it.
-void undo_grant(Client *c, const Waiter *w, bool certain);
+// Give back what the waiter's grant took. certain: Redis granted it. The
+// waiter's attempt counts as over from here (its asked lease is cleared).
+void undo_grant(Client *c, Waiter *w, bool certain);
 // Whether the waiter's attempt must wait for a give-back of its owner's on
 // its lock's name still to be answered (release_undo_out): then its timer is
 // armed for the end of that wait, and acquire_after_undo() tries again.

@@ -220,6 +220,25 @@ TEST_CASE(the_undo_of_a_cancelled_re_entry_restores_the_holds_lease)
     CHECK_EQ(release_lease(h), 60000);
 }
 
+// The other way round: a longer re-entry given back names what the hold
+// has left, not the lease of the attempt it undoes (that call is over, and
+// the key would outlive the hold that lock_valid counts).
+TEST_CASE(the_undo_of_a_longer_re_entry_does_not_count_its_own_lease)
+{
+    Harness h(watchdog_lease);
+    REQUIRE(h.c);
+    edgelock_lock lk = h.lock("a");
+    take(h, lk, 10000);
+    h.loop.advance(1000);
+    Result again;
+    REQUIRE(acquire_start(h.c, lk, 1, 60000, 60000, record, &again) == EDGELOCK_OK);
+    CHECK_EQ(acquire_lease(h), 60000);
+    acquire_cancel(h.c, 1);
+    h.reply(kNil); // granted: given back
+    CHECK_ST(again.st, EDGELOCK_ERR_CANCELLED);
+    CHECK_EQ(release_lease(h), 9000); // what the hold has left
+}
+
 // A re-entry whose reply never came may have run, and then set the key's TTL
 // to the lease it asked for: lock_valid must not promise more than that
 // (fail closed). It asked for no less than what the hold had left, so the
