@@ -81,6 +81,7 @@ static void finish(Client *c, uint32_t index, edgelock_status st, int64_t value 
 {
     Waiter *w = c->waiters.get(index);
     waiter_set_replicating(c, w, false);
+    waiter_set_state(c, w, WaiterState::Waiting); // no longer in flight (lease.cpp)
     edgelock_lock_kind kind = lock_kind(c, w->lock_id);
     if (st != EDGELOCK_OK && w->attempted && !c->closing && kind == EDGELOCK_FAIR)
         abandon_fair_queue(c, w);
@@ -131,7 +132,7 @@ static void wait_for(Client *c, uint32_t index, WaiterState state, uint64_t dela
 {
     Waiter *w = c->waiters.get(index);
     uint64_t left = remaining(w, loop_now(&c->loop));
-    w->state = state;
+    waiter_set_state(c, w, state);
     w->timer_is_deadline = delay_ms >= left;
     if (delay_ms > left)
         delay_ms = left;
@@ -192,7 +193,7 @@ static void attempt(Client *c, uint32_t index, bool woken = false)
     w->starved = false;
     w->wake_pending = false;
     timer_cancel(&c->waiter_timers[index]);
-    w->state = WaiterState::Attempting;
+    waiter_set_state(c, w, WaiterState::Attempting);
     w->attempted = true;
     w->attempt_cmd = cmd_id; // a cancel withdraws it while it waits for its connection
     if (replicas) {
@@ -234,6 +235,7 @@ edgelock_status acquire_start(Client *c, edgelock_lock lock, uint64_t owner, int
     uint32_t index;
     Waiter *w = c->waiters.alloc(&index);
     uint64_t now = loop_now(&c->loop);
+    w->state = WaiterState::Waiting; // in flight from its first attempt (lease.cpp counts)
     w->lock_id = lock.id;
     w->owner = owner;
     w->lease_ms = lease_ms;

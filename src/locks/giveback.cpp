@@ -76,7 +76,7 @@ bool wait_behind_give_back(Client *c, uint32_t index)
     if (w->behind_undo_until_ms == 0)
         w->behind_undo_until_ms = add_ms(now, c->cfg.command_timeout_ms);
     const uint64_t end = w->behind_undo_until_ms > w->deadline_ms ? w->behind_undo_until_ms : w->deadline_ms;
-    w->state = WaiterState::Waiting;
+    waiter_set_state(c, w, WaiterState::Waiting);
     w->timer_is_deadline = true;
     timer_cancel(&c->waiter_timers[index]);
     if (end != kForever)
@@ -100,9 +100,11 @@ edgelock_status end_of_wait_behind_give_back(Client *c, const Waiter *w)
 
 void waiter_set_replicating(Client *c, Waiter *w, bool on)
 {
+    bool was = waiter_in_flight(w);
     if (w->replicating != on)
         c->replicating_waiters += on ? 1u : (uint32_t)-1;
     w->replicating = on;
+    count_in_flight(c, w, was);
     w->grant_released = false;
     w->ok_behind_undo = false;
 }

@@ -88,6 +88,7 @@ edgelock_status lock_free(Client *c, edgelock_lock lock)
         return EDGELOCK_ERR_STALE_HANDLE;
     if (le->refs > 0)
         return EDGELOCK_ERR_BUSY;
+    EDGELOCK_ASSERT(le->calls_in_flight == 0); // its waiters are counted in refs
     uint64_t now = loop_now(&c->loop);
     // Most handles have no hold left: no scan of the hold table then.
     for (uint32_t i = 0; le->holds > 0 && i < c->holds.end(); i++) {

@@ -17,10 +17,11 @@ constexpr uint32_t kMaxNameLenLimit = 4096;
 
 struct LockEntry {
     uint32_t name_len;
-    uint32_t refs;          // waiters and commands that name this lock
-    uint32_t holds;         // hold slots of this lock (held, in flight, or loss markers)
-    uint8_t kind;           // edgelock_lock_kind (lock_kind() reads it as one)
-    uint8_t heard_in_a_row; // our releases in a row that a waiter heard
+    uint32_t refs;            // waiters and commands that name this lock
+    uint32_t holds;           // hold slots of this lock (held, in flight, or loss markers)
+    uint32_t calls_in_flight; // its lock calls attempting or replicating (lease.cpp)
+    uint8_t kind;             // edgelock_lock_kind (lock_kind() reads it as one)
+    uint8_t heard_in_a_row;   // our releases in a row that a waiter heard
     // Until then our next lock call lets a waiter take its turn (acquire.cpp).
     uint64_t yield_until_ms;
     uint32_t name_hash;      // name_hash() of its name

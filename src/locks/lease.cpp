@@ -50,6 +50,30 @@ int64_t hold_lease_left(Client *c, uint64_t lock_id, uint64_t owner)
     return left;
 }
 
+void count_in_flight(Client *c, const Waiter *w, bool was_in_flight)
+{
+    bool now = waiter_in_flight(w);
+    if (now != was_in_flight)
+        lock_get(c, w->lock_id)->calls_in_flight += now ? 1u : (uint32_t)-1;
+}
+
+void waiter_set_state(Client *c, Waiter *w, WaiterState state)
+{
+    bool was = waiter_in_flight(w);
+    w->state = state;
+    count_in_flight(c, w, was);
+}
+
+// Lock calls in flight on lock_id's name, through any handle, but `except`
+// (one of them, on lock_id).
+static uint32_t calls_in_flight_on_name(Client *c, uint64_t lock_id, const Waiter *except)
+{
+    uint32_t n = lock_get(c, lock_id)->calls_in_flight;
+    for (uint32_t i = lock_next_twin(c, lock_id, kNoIndex); i != kNoIndex; i = lock_next_twin(c, lock_id, i))
+        n += c->locks.get(i)->calls_in_flight;
+    return except && waiter_in_flight(except) ? n - 1 : n;
+}
+
 // The longest lease the owner's lock calls on lock_id's name (but `except`)
 // asked for while Redis may run or have run their attempts (on the wire, or
 // granted and not yet counted): 0 when there are none. One that waits has no
@@ -57,12 +81,11 @@ int64_t hold_lease_left(Client *c, uint64_t lock_id, uint64_t owner)
 static int64_t longest_lease_in_flight(Client *c, uint64_t lock_id, uint64_t owner, const Waiter *except)
 {
     int64_t longest = 0;
-    if (c->waiters.used() < (except ? 2u : 1u))
+    if (calls_in_flight_on_name(c, lock_id, except) == 0)
         return longest;
     for (uint32_t i = 0; i < c->waiters.end(); i++) {
         const Waiter *o = c->waiters.get(i);
-        if (!o || o == except || o->owner != owner ||
-            (o->state != WaiterState::Attempting && !o->replicating) ||
+        if (!o || o == except || o->owner != owner || !waiter_in_flight(o) ||
             !kind_serves(lock_kind(c, o->lock_id), KindClass::Lock) ||
             !same_lock_name(c, o->lock_id, lock_id))
             continue;
