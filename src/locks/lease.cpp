@@ -114,11 +114,10 @@ int64_t lease_to_leave(Client *c, const Waiter *w)
 {
     // Undoing a re-entry, the count left is the hold's (through any handle
     // on the name): its own lease (what lock_valid counts), not the
-    // re-entry's, which may be longer.
+    // re-entry's, which may be longer. The owner's other calls in flight
+    // are counted when the give-back is sent (lease_to_release).
     int64_t left = hold_lease_left(c, w->lock_id, w->owner);
-    int64_t lease = left >= 0 ? left : effective_lease(c, w->lease_ms);
-    int64_t in_flight = longest_lease_in_flight(c, w->lock_id, w->owner, w);
-    return in_flight > lease ? in_flight : lease;
+    return left >= 0 ? left : effective_lease(c, w->lease_ms);
 }
 
 int64_t lease_to_release(Client *c, uint64_t lock_id, uint64_t owner, int64_t named)

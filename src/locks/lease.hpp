@@ -26,8 +26,9 @@ int64_t effective_lease(const Client *c, int64_t lease_ms);
 // name has left, nor than what its other lock calls there in flight asked.
 int64_t lease_to_ask(Client *c, Waiter *w);
 // The lease a give-back of the waiter's grant names, for the count it
-// leaves: what the owner's hold has left (its own lease when none), and no
-// shorter than what the owner's other lock calls on the name in flight asked.
+// leaves: what the owner's hold has left (its own lease when none); its send
+// raises it to what the owner's lock calls on the name in flight asked
+// (lease_to_release).
 int64_t lease_to_leave(Client *c, const Waiter *w);
 // The longest the owner's holds on lock_id's name, through any handle, have
 // left by our clock (the watchdog's lease for one it renews); -1 for none.
