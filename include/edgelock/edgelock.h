@@ -155,10 +155,12 @@ typedef enum edgelock_status {
                                           without TLS; a refused connection is CONNECTION */
     EDGELOCK_ERR_NOT_REPLICATED = -16, /* fewer than wait_replicas replicas acknowledged the write in time
                                           (see edgelock_config.wait_replicas: what the caller may assume) */
-    EDGELOCK_ERR_AUTH = -17,     /* Redis refused the connection setup: wrong password, unknown ACL user,
-                                   database out of range, or ACL forbids a command. Reported instead of
-                                   CONNECTION while the last connection attempt was refused so. */
-    EDGELOCK_ERR_CANCELLED = -18 /* edgelock_cancel() ended the lock call; nothing is held by it */
+    EDGELOCK_ERR_AUTH = -17,          /* Redis refused the connection setup: wrong password, unknown ACL user,
+                                        database out of range, or ACL forbids a command. Reported instead of
+                                        CONNECTION while the last connection attempt was refused so. */
+    EDGELOCK_ERR_CANCELLED = -18,     /* edgelock_cancel() ended the lock call; nothing is held by it */
+    EDGELOCK_ERR_PAGE_TOO_SMALL = -19 /* edgelock_scan_locks(): the page held more names than the array;
+                                         the cursor did not move (see there) */
 } edgelock_status;
 
 /** Static text for a status, never NULL (unknown values give "unknown status"). */
@@ -897,16 +899,20 @@ typedef struct edgelock_scan {
  * counts, and "mode"). Loop until scan->cursor is 0 again. As with SCAN, a
  * name present from start to end is found at least once (maybe twice); one
  * made or removed meanwhile may or may not be. When a page holds more names
- * than names_cap (count > names_cap: rare, COUNT is a hint), the first
- * names_cap are written and the cursor is left as it was: call again with a
- * larger array for the whole page. On a cluster the masters are scanned one
+ * than names_cap (COUNT is a hint: a table Redis is resizing can give a page
+ * of several times COUNT), the call returns EDGELOCK_ERR_PAGE_TOO_SMALL:
+ * count is the page's size, the first names_cap names are written, and the
+ * cursor is left as it was; call again with an array of at least count names
+ * (the page may have grown meanwhile: the same status again then). That is a
+ * status, not OK, because a cursor left at 0 would read as "done" to a loop
+ * that checks only the cursor. On a cluster the masters are scanned one
  * after the other (the cursor's top byte names the master; a slot map that
  * changes meanwhile may skip or repeat names). Blocking, on a client that owns
  * its loop; `scan` is read when the command is sent. Errors: INVALID_ARG (NULL,
  * no array, a pattern over EDGELOCK_SCAN_PATTERN_MAX, a cursor this client
  * never returned), CONNECTION (also: a cluster whose slot map is not known
- * yet), TIMEOUT, REDIS (Redis before 6: no TYPE), PROTOCOL, TABLE_FULL,
- * SHUTDOWN, WRONG_THREAD.
+ * yet), TIMEOUT, REDIS (Redis before 6: no TYPE), PROTOCOL, PAGE_TOO_SMALL,
+ * TABLE_FULL, SHUTDOWN, WRONG_THREAD.
  */
 EDGELOCK_API edgelock_status edgelock_scan_locks(edgelock_client *client, edgelock_scan *scan);
 /** The same on the loop thread: *scan must stay in place until cb runs

@@ -30,6 +30,7 @@ extern "C" const char *edgelock_status_str(edgelock_status status)
     case EDGELOCK_ERR_TLS: return "TLS failed (certificate, name or handshake)";
     case EDGELOCK_ERR_NOT_REPLICATED: return "not acknowledged by enough replicas";
     case EDGELOCK_ERR_CANCELLED: return "cancelled";
+    case EDGELOCK_ERR_PAGE_TOO_SMALL: return "the page held more names than the array";
     case EDGELOCK_ERR_AUTH:
         return "Redis refused the connection setup (password, ACL user, database or command permission)";
     }

@@ -76,7 +76,9 @@ static void scan_done(Client *c, const LockCall *call, uint64_t, uint64_t, redis
             }
         }
     }
-    if (st == EDGELOCK_OK && scan->count <= scan->names_cap) {
+    if (st == EDGELOCK_OK && scan->count > scan->names_cap)
+        st = EDGELOCK_ERR_PAGE_TOO_SMALL; // the cursor stays, for the same page with more room
+    if (st == EDGELOCK_OK) {
         // The page fitted: move on (to the next master when this one is done).
         uint32_t node = (uint32_t)(scan->cursor >> kNodeShift);
         if (next == 0 && c->url.cluster) {
@@ -86,7 +88,7 @@ static void scan_done(Client *c, const LockCall *call, uint64_t, uint64_t, redis
             next |= (uint64_t)node << kNodeShift;
         }
         scan->cursor = next;
-    } // else: it did not fit: the cursor stays, for the same page with more room
+    }
     invoke_result(c, call->cb, 0, st, 0, call->user);
 }
 

@@ -241,6 +241,15 @@ private:
             put(fd, ":1\r\n");
             return true;
         }
+        if (cmd == "SCAN" && a.size() > 1) {
+            // Two pages: the first of three names (more than a COUNT of 1
+            // asked for, as from a table Redis is resizing), then one.
+            if (a[1] == "0")
+                put(fd, "*2\r\n$1\r\n7\r\n*3\r\n$2\r\nh1\r\n$2\r\nh2\r\n$2\r\nh3\r\n");
+            else
+                put(fd, "*2\r\n$1\r\n0\r\n*1\r\n$2\r\nh4\r\n");
+            return true;
+        }
         if (cmd == "DEL" || cmd == "PUBLISH") {
             put(fd, ":0\r\n");
             return true;
@@ -458,4 +467,27 @@ TEST_CASE(a_subscriber_reply_hiredis_would_assert_on_drops_the_connection_not_th
         HostileServer s(Act::HeldThenAfterSubscribe, after);
         waiter_gets_the_lock(s);
     }
+}
+
+// A SCAN page larger than the caller's array is a status of its own, with
+// the cursor where it was: at the start, a cursor of 0 with OK would read
+// as "done" to a loop that checks only the cursor, and miss every name.
+TEST_CASE(a_scan_page_larger_than_the_array_says_so_and_keeps_the_cursor)
+{
+    HostileServer s(Act::Normal);
+    edgelock_client *c = make_client(s.url().c_str(), quick);
+    REQUIRE(c);
+    edgelock_scan_name page[4];
+    memset(page, 0, sizeof(page));
+    edgelock_scan scan = {"h*", 0, page, 2, 0};
+    CHECK_ST(edgelock_scan_locks(c, &scan), EDGELOCK_ERR_PAGE_TOO_SMALL);
+    CHECK(scan.count == 3 && scan.cursor == 0);
+    CHECK(strcmp(page[0].name, "h1") == 0 && strcmp(page[1].name, "h2") == 0 && page[2].name[0] == 0);
+    scan.names_cap = scan.count; // the same page again, with room for it
+    CHECK_ST(edgelock_scan_locks(c, &scan), EDGELOCK_OK);
+    CHECK(scan.count == 3 && scan.cursor == 7 && strcmp(page[2].name, "h3") == 0);
+    CHECK_ST(edgelock_scan_locks(c, &scan), EDGELOCK_OK);
+    CHECK(scan.count == 1 && scan.cursor == 0 && strcmp(page[0].name, "h4") == 0);
+    CHECK(tables_idle(c));
+    edgelock_client_destroy(c);
 }

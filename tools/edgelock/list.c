@@ -163,11 +163,11 @@ int cmd_list(const struct options *o, const char *pattern, int json)
      * one more call: what does not fit is said, not waited for. */
     while (deadline_room()) {
         edgelock_status st = edgelock_scan_locks(c, &scan);
-        if (st != EDGELOCK_OK) {
+        if (st != EDGELOCK_OK && st != EDGELOCK_ERR_PAGE_TOO_SMALL) {
             code = report_failure(o->shown_url, "scanning", "the locks", st);
             goto out;
         }
-        size_t got = scan.count <= scan.names_cap ? scan.count : 0; /* else: read again, below */
+        size_t got = st == EDGELOCK_OK ? scan.count : 0; /* else: read again, below */
         for (size_t i = 0; i < got && deadline_room(); i++) {
             if (scan.names[i].len > EDGELOCK_SCAN_NAME_MAX) {
                 skipped_long++;
@@ -206,7 +206,7 @@ int cmd_list(const struct options *o, const char *pattern, int json)
             l->info.holders = NULL;
             l->info.holders_cap = 0;
         }
-        if (scan.count > scan.names_cap) {
+        if (st == EDGELOCK_ERR_PAGE_TOO_SMALL) {
             /* More than the array held (SCAN's COUNT is a hint): the cursor
              * stayed; the same page again with room for all of it. */
             edgelock_scan_name *bigger = realloc(page, scan.count * sizeof(*page));
