@@ -15,7 +15,7 @@
 //   edgelock_bench b_mixed --holder 1|0 --port P   B: edgelock on one side, the plain client on the other
 //   edgelock_bench c --kind reentrant|fair --api async|blocking|plain --port P
 //   edgelock_bench d          --port P   D: 10,000 holds under the watchdog
-//   edgelock_bench d_cost --holds N --port P   D: a pair's cost while N locks are held
+//   edgelock_bench d_cost --holds N [--few M] --port P   D: a pair's cost beside N held locks ÷ beside M
 //   edgelock_bench d_waiters --waiters N --port P   D: a handoff while N other lock calls wait
 //   edgelock_bench e_rss --locks N --port P   E: RSS against table size
 #include <event2/event.h>
@@ -1774,49 +1774,81 @@ int cmd_d(const Options &o)
 // ---- E: RSS against table size ----------------------------------------------------------------
 
 // D, cost: uncontended blocking lock+unlock pairs (a handle per key, as A
-// --fresh 1) while the client holds --holds other locks under the watchdog
-// (lease 30 s: no renewal falls inside the run). Client CPU per pair is the
-// cost the hold table's size could add to (issue 13: 10,000 holds vs 10).
+// --fresh 1) on a client that holds --holds other locks under the watchdog
+// (lease 30 s: no renewal falls inside the run), against the same pairs on a
+// second client of this process that holds --few (10). Client CPU per pair
+// is the cost the hold table's size could add to (issue 13: 10,000 vs 10).
+// The two take turns in blocks of --block pairs (ABBA), so that both see the
+// same moments of the machine: run one after the other, in processes of
+// their own, the same side read 32 to 56 µs per pair from run to run.
 int cmd_d_cost(const Options &o)
 {
     int port = (int)o.get("port", 0);
-    int holds = (int)o.get("holds", 10), pairs = (int)o.get("pairs", 3000);
+    int holds = (int)o.get("holds", 10000), few_holds = (int)o.get("few", 10);
+    int pairs = (int)o.get("pairs", 3000), block = (int)o.get("block", 100);
+    if (holds < 0 || few_holds < 0 || pairs <= 0 || block <= 0)
+        die("d_cost: --holds, --few >= 0; --pairs, --block > 0");
     const int warm = 300;
     load_all_scripts(port);
-    uint32_t cap = (uint32_t)holds + 64;
-    edgelock_client *c = new_client(port, nullptr, cap, 128, cap);
-    wait_connected_blocking(c);
-    // A run's own names: the locks of an earlier run outlive it by a lease.
-    std::string prefix = "bench:dcost:" + std::to_string(rand_u32()) + ":";
-    std::vector<edgelock_lock> held = new_locks(c, (prefix + "held:").c_str(), holds);
-    for (auto lk : held)
-        check_st(edgelock_try_lock(c, lk, 0, EDGELOCK_LEASE_WATCHDOG), "d_cost hold");
+    struct Side {
+        int holds;
+        edgelock_client *c;
+        std::string prefix;
+        std::vector<edgelock_lock> held;
+        uint64_t cpu_ns = 0, wall_ns = 0;
+        int timed = 0;
+    } sides[2] = {{holds, nullptr, "", {}}, {few_holds, nullptr, "", {}}};
+    for (Side &sd : sides) {
+        uint32_t cap = (uint32_t)sd.holds + 64;
+        sd.c = new_client(port, nullptr, cap, 128, cap);
+        wait_connected_blocking(sd.c);
+        // A run's own names: the locks of an earlier run outlive it by a lease.
+        sd.prefix = "bench:dcost:" + std::to_string(rand_u32()) + ":";
+        sd.held = new_locks(sd.c, (sd.prefix + "held:").c_str(), sd.holds);
+        for (auto lk : sd.held)
+            check_st(edgelock_try_lock(sd.c, lk, 0, EDGELOCK_LEASE_WATCHDOG), "d_cost hold");
+    }
     char key[64];
-    auto pair = [&](int i) {
+    auto pair = [&](Side &sd, int i) {
         edgelock_lock lk;
-        int len = snprintf(key, sizeof(key), "%spair:%d", prefix.c_str(), i % 1000);
-        check_st(edgelock_lock_new(c, key, (size_t)len, &lk), "lock_new");
-        check_st(edgelock_try_lock(c, lk, 0, kLease), "try_lock");
-        check_st(edgelock_unlock(c, lk, nullptr), "unlock");
-        check_st(edgelock_lock_free(c, lk), "lock_free");
+        int len = snprintf(key, sizeof(key), "%spair:%d", sd.prefix.c_str(), i % 1000);
+        check_st(edgelock_lock_new(sd.c, key, (size_t)len, &lk), "lock_new");
+        check_st(edgelock_try_lock(sd.c, lk, 0, kLease), "try_lock");
+        check_st(edgelock_unlock(sd.c, lk, nullptr), "unlock");
+        check_st(edgelock_lock_free(sd.c, lk), "lock_free");
     };
-    for (int i = 0; i < warm; i++)
-        pair(i);
-    Usage u0 = usage();
-    uint64_t t0 = now_ns();
-    for (int i = 0; i < pairs; i++)
-        pair(i);
-    uint64_t t1 = now_ns();
-    Usage u1 = usage();
-    if (stats_of(c).holds != (uint32_t)holds)
-        die("d_cost: %u holds, expected %d", stats_of(c).holds, holds);
-    edgelock_client_destroy(c);
+    for (Side &sd : sides)
+        for (int i = 0; i < warm; i++)
+            pair(sd, i);
+    // The process's CPU: each client's loop thread runs whatever its caller
+    // does not run itself (the other client's sleeps meanwhile).
+    for (int b = 0; sides[0].timed < pairs; b++) {
+        Side &sd = sides[(b & 1) ^ ((b >> 1) & 1)]; // 0 1 1 0 0 1 1 0 ...
+        int n = pairs - sd.timed < block ? pairs - sd.timed : block;
+        uint64_t cpu0 = process_cpu_ns(), t0 = now_ns();
+        for (int i = 0; i < n; i++)
+            pair(sd, sd.timed + i);
+        sd.wall_ns += now_ns() - t0;
+        sd.cpu_ns += process_cpu_ns() - cpu0;
+        sd.timed += n;
+    }
+    for (Side &sd : sides) {
+        if (stats_of(sd.c).holds != (uint32_t)sd.holds)
+            die("d_cost: %u holds, expected %d", stats_of(sd.c).holds, sd.holds);
+        edgelock_client_destroy(sd.c);
+    }
+    auto per_pair_us = [](const Side &sd) { return (double)sd.cpu_ns / 1000.0 / sd.timed; };
     Json j;
     j.str("scenario", "d_cost");
     j.integer("holds", holds);
+    j.integer("few_holds", few_holds);
     j.integer("pairs", pairs);
-    j.num("pairs_per_s", pairs / ((double)(t1 - t0) / 1e9));
-    j.num("client_cpu_us_per_pair", (double)(u1.cpu_ns - u0.cpu_ns) / 1000.0 / pairs);
+    j.integer("block", block);
+    j.num("pairs_per_s", sides[0].timed / ((double)sides[0].wall_ns / 1e9));
+    j.num("client_cpu_us_per_pair", per_pair_us(sides[0]));
+    j.num("few_pairs_per_s", sides[1].timed / ((double)sides[1].wall_ns / 1e9));
+    j.num("few_client_cpu_us_per_pair", per_pair_us(sides[1]));
+    j.num("cpu_vs_few", per_pair_us(sides[0]) / per_pair_us(sides[1]));
     j.print();
     return 0;
 }
