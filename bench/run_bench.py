@@ -571,12 +571,8 @@ def main():
         # A pair's cost beside 10,000 held locks and beside 10: two clients of
         # one process, taking turns in blocks of 100 pairs.
         flush(port)
-        dc = rec("d_cost", run_json([bench, "d_cost", "--holds", "10000", "--few", "10", "--port", str(port)],
-                                    timeout=240), rnd)
-        for holds, pre in ((10000, ""), (10, "few_")):
-            rec("d_cost_%d" % holds, {"error": dc["error"]} if "error" in dc else {
-                "holds": holds, "pairs_per_s": dc.get(pre + "pairs_per_s"),
-                "client_cpu_us_per_pair": dc.get(pre + "client_cpu_us_per_pair")}, rnd)
+        rec("d_cost", run_json([bench, "d_cost", "--holds", "10000", "--few", "10", "--port", str(port)],
+                               timeout=240), rnd)
         # An async handoff to a client with 10,000 lock calls waiting on other
         # locks, alternated with one to a client with 10.
         flush(port)
@@ -768,7 +764,7 @@ def main():
                 lambda o: o["f_cluster"]["ratio_vs_floor"] / o["f_single"]["ratio_vs_floor"]),
             "redirects": max(r.get("redirects", 0) for r in runs["f_cluster"]),
         }
-    if "d_cost_10" in M and "d_cost_10000" in M:
+    if "d_cost" in M:
         ratios["d_cost"] = {"cpu_10000_vs_10": ratio_median(lambda o: o["d_cost"]["cpu_vs_few"])}
     if "d_waiters" in M:
         ratios["d_waiters"] = {"p50_10000_vs_10": ratio_median(lambda o: o["d_waiters"]["p50_many_vs_few"])}
@@ -1258,10 +1254,10 @@ def write_markdown(res, M, ratios, goals, rss, plots, skipped):
              % (fmt(d.get("cpu_ms_per_period")), fmt(d.get("cpu_pct_of_core"))))
     L.append("| D: taking the 10,000 locks (500 in flight) | %s s wall, %s s CPU |"
              % (fmt(d.get("acquire_s")), fmt(d.get("acquire_cpu_s"))))
-    for holds in (10, 10000):
-        dc = M.get("d_cost_%d" % holds, {})
+    dc = M.get("d_cost", {})
+    for holds, pre in ((10, "few_"), (10000, "")):  # the two clients of one d_cost run
         L.append("| D: an uncontended blocking pair (a handle per key) beside %s held locks | %s pairs/s, client CPU %s µs per pair |"
-                 % ("{:,}".format(holds), fmt(dc.get("pairs_per_s")), fmt(dc.get("client_cpu_us_per_pair"))))
+                 % ("{:,}".format(holds), fmt(dc.get(pre + "pairs_per_s")), fmt(dc.get(pre + "client_cpu_us_per_pair"))))
     L.append("| D: client CPU per pair, 10,000 held ÷ 10 held | **%s** |" % fmt(r("d_cost", "cpu_10000_vs_10")))
     dw = M.get("d_waiters", {})
     L.append("| D: an async handoff to a client with 10,000 / 10 lock calls waiting on other locks | p50 %s / %s µs |"
