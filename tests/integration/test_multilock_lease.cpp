@@ -347,9 +347,15 @@ static void give_back_finds_no_room(bool owner_held_it_before)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         unlock_st = edgelock_unlock(c, m[0].lock, &released);
     });
-    // gb:a taken under the watchdog, gb:b waited for
-    CHECK(
-        wait_until(10000, [&] { return redis_integer(r, "EXISTS gb:a") == 1 && stats_of(c).waiters == 1; }));
+    // gb:a taken under the watchdog, gb:b waited for: subscribed, and the
+    // attempt that follows the subscription answered (no command in flight).
+    // Counted as a waiter before that, the wait could still need a command
+    // slot after the pause below filled the table, and ended TABLE_FULL.
+    CHECK(wait_until(10000, [&] {
+        edgelock_stats s = stats_of(c);
+        return redis_integer(r, "EXISTS gb:a") == 1 && s.waiters == 1 && s.subscriptions == 1 &&
+               s.commands == 0;
+    }));
     redis_integer(r, "CLIENT PAUSE 3000 ALL"); // shorter than a lease: nothing is lost
     // More calls than command slots: whatever else takes one (a renewal),
     // the table stays full until the pause ends, after gb:b's wait.
