@@ -91,7 +91,7 @@ int edgelock_port_socket_reads_may_wait(int fd, uint32_t max_ms);
  *  no peer): a TLS handshake that fails on such a socket met no server. */
 int edgelock_port_socket_failed(int fd);
 
-/* Blocking facade: a mutex, a condition variable and the loop thread. */
+/* Blocking facade: a mutex, a condition variable, the loop thread and its alarm. */
 void edgelock_port_mutex_init(edgelock_port_mutex *m);
 void edgelock_port_mutex_destroy(edgelock_port_mutex *m);
 void edgelock_port_mutex_lock(edgelock_port_mutex *m);
@@ -101,8 +101,19 @@ void edgelock_port_cond_destroy(edgelock_port_cond *c);
 void edgelock_port_cond_wait(edgelock_port_cond *c, edgelock_port_mutex *m);
 void edgelock_port_cond_signal(edgelock_port_cond *c);
 void edgelock_port_cond_broadcast(edgelock_port_cond *c);
-/** Wait at most ms milliseconds (monotonic clock); a wake-up may be spurious. */
-void edgelock_port_cond_timedwait(edgelock_port_cond *c, edgelock_port_mutex *m, uint32_t ms);
+/** The loop thread's alarm: a one-shot timer one thread sleeps on and any
+ *  thread may set, for a wake-up at a time that keeps moving. Setting it is a
+ *  system call, not a wake-up of the sleeper: callers that keep moving the
+ *  time away cost the sleeping thread nothing (a condition variable's timed
+ *  wait would have to wake to learn the time moved). init: 0 on success, -1
+ *  when the OS has no timer left. */
+int edgelock_port_alarm_init(edgelock_port_alarm *a);
+void edgelock_port_alarm_destroy(edgelock_port_alarm *a);
+/** Go off in ms milliseconds (0: at once), in place of any time set before. */
+void edgelock_port_alarm_set(edgelock_port_alarm *a, uint32_t ms);
+/** Sleep until the alarm goes off, and consume that. It may return early
+ *  (a signal): the caller looks at what it waits for and sleeps again. */
+void edgelock_port_alarm_wait(edgelock_port_alarm *a);
 /** Run fn exactly once per process, however many threads call this at once;
  *  o is a global initialised with EDGELOCK_PORT_ONCE_INIT. */
 void edgelock_port_call_once(edgelock_port_once *o, void (*fn)(void));

@@ -54,7 +54,7 @@
  *   is awaited in the loop, and a pass of the loop runs at least once a
  *   grace (below) however busy the callers are. With no call inside, the client's own
  *   thread runs it (after a grace of a twentieth of the watchdog's period,
- *   2 to 20 ms), so the watchdog renews and loss is reported while your
+ *   2 to 20 ms, and up to half a grace more), so the watchdog renews and loss is reported while your
  *   threads do other work. So on such a client "the loop
  *   thread" is whichever thread runs the loop at that moment: on_lock_lost and
  *   the callbacks of async calls made from callbacks may run on the client's

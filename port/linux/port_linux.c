@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -154,17 +155,34 @@ void edgelock_port_cond_broadcast(edgelock_port_cond *c)
 {
     pthread_cond_broadcast(c);
 }
-void edgelock_port_cond_timedwait(edgelock_port_cond *c, edgelock_port_mutex *m, uint32_t ms)
+/* A timerfd: timerfd_settime moves the time without waking the reader. A
+ * relative time, so the timer's clock (monotonic) need not be the port's. */
+int edgelock_port_alarm_init(edgelock_port_alarm *a)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until); /* the clock the condition was made with */
-    until.tv_sec += (time_t)(ms / 1000u);
-    until.tv_nsec += (long)(ms % 1000u) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(c, m, &until);
+    a->fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    return a->fd < 0 ? -1 : 0;
+}
+void edgelock_port_alarm_destroy(edgelock_port_alarm *a)
+{
+    close(a->fd);
+    a->fd = -1;
+}
+void edgelock_port_alarm_set(edgelock_port_alarm *a, uint32_t ms)
+{
+    struct itimerspec when;
+    memset(&when, 0, sizeof(when));
+    when.it_value.tv_sec = (time_t)(ms / 1000u);
+    when.it_value.tv_nsec = (long)(ms % 1000u) * 1000000L;
+    if (ms == 0)
+        when.it_value.tv_nsec = 1; /* all zero would disarm it */
+    timerfd_settime(a->fd, 0, &when, NULL);
+}
+void edgelock_port_alarm_wait(edgelock_port_alarm *a)
+{
+    uint64_t expirations;
+    /* EINTR or anything else: return, and the caller looks again. */
+    ssize_t n = read(a->fd, &expirations, sizeof(expirations));
+    (void)n;
 }
 
 void edgelock_port_call_once(edgelock_port_once *o, void (*fn)(void))

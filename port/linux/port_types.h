@@ -10,6 +10,9 @@ typedef pthread_mutex_t edgelock_port_mutex;
 typedef pthread_once_t edgelock_port_once;
 #define EDGELOCK_PORT_ONCE_INIT PTHREAD_ONCE_INIT
 typedef pthread_cond_t edgelock_port_cond;
+typedef struct edgelock_port_alarm {
+    int fd; /* a timerfd */
+} edgelock_port_alarm;
 typedef struct edgelock_port_thread {
     pthread_t handle;
     void (*fn)(void *);

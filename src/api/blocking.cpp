@@ -34,18 +34,45 @@ namespace edgelock
 {
 
 // How long the lead stays free after a caller leaves before the loop thread
-// takes it (BlockingFace::lead_grace_ms): calls that come back within it
-// keep the lead on the callers' threads. No caller waits on it meanwhile (a
-// caller inside the library leads or is served by the leader); the timers and
-// messages of an idle client wait at most this long, so it is a twentieth of
-// the watchdog's renewal period, kept between these bounds. While callers
-// lead, the loop thread looks again after a grace, then after two, then
-// every four (a signal on every hand-back would cost a context switch per
-// call; a look every grace cost one per 150 calls in `make bench`), so it
-// takes over at most five graces after the last caller left: a quarter of
-// the period.
+// takes it (BlockingFace::lead_grace_ms; the loop thread comes up to half a
+// grace later, arm_locked): calls that come back within it keep the lead on
+// the callers' threads. No caller waits on it meanwhile (a caller inside the
+// library leads or is served by the leader); the timers and messages of an
+// idle client wait at most a grace and a half, so a grace is a twentieth of
+// the watchdog's renewal period, kept between these bounds.
+//
+// The loop thread sleeps through the callers' calls: a leave sets its alarm
+// (arm_locked), which costs a system call and wakes no one, where a timed
+// wait on a condition variable had to wake to learn that callers came back
+// (a context switch every few graces while they kept the lead, beyond issue
+// 13's two per uncontended pair).
 static const uint32_t kLeadGraceMinMs = 2, kLeadGraceMaxMs = 20;
-static const uint32_t kMaxLookBackoffShift = 2; // looks at most every 4 graces
+
+// Wake the loop thread at once (mutex held): it is wanted now. A leave's
+// later time must not replace this one (arm_locked).
+static void kick_loop_locked(BlockingFace *f)
+{
+    if (f->loop_kicked)
+        return;
+    f->loop_kicked = true;
+    edgelock_port_alarm_set(&f->loop_alarm, 0);
+}
+
+// Have the loop thread look at the lead at due_ms or up to half a grace
+// later (mutex held), unless it is to wake at once anyway. The alarm is set
+// only when it would go off before due_ms, and then half a grace beyond it:
+// callers coming back every few microseconds set it once per half grace, and
+// it never goes off early, which would be a look for nothing (a context
+// switch; a gap of ten milliseconds between bursts of calls made one per
+// burst).
+static void arm_locked(BlockingFace *f, uint64_t due_ms)
+{
+    if (f->loop_kicked || (f->alarm_due_ms != 0 && f->alarm_due_ms >= due_ms))
+        return;
+    uint64_t now = edgelock_port_now_ms();
+    f->alarm_due_ms = due_ms + f->lead_grace_ms / 2;
+    edgelock_port_alarm_set(&f->loop_alarm, f->alarm_due_ms > now ? (uint32_t)(f->alarm_due_ms - now) : 0);
+}
 
 static void set_leader(Client *c, Leader who, uint64_t thread_id) // under the mutex
 {
@@ -243,7 +270,9 @@ static void hand_off_locked(Client *c, bool ran_loop)
     if (ran_loop)
         f->idle_since_ms = edgelock_port_now_ms();
     if (f->loop_stop || f->loop_requests > 0 || f->inbox)
-        edgelock_port_cond_signal(&f->loop_cond);
+        kick_loop_locked(f);
+    else
+        arm_locked(f, f->idle_since_ms + f->lead_grace_ms);
 }
 
 // Whether the leader may wait for the replies due in a read of the command
@@ -305,18 +334,17 @@ static void loop_main(void *arg)
     if (f->guard_sigpipe)
         edgelock_port_sigpipe_block(&pipe_guard);
     edgelock_port_mutex_lock(&f->mutex);
-    uint32_t busy_looks = 0; // looks in a row that found callers at work
     for (;;) {
-        uint32_t wait_ms = f->lead_grace_ms
-                           << (busy_looks < kMaxLookBackoffShift ? busy_looks : kMaxLookBackoffShift);
-        // A stop outranks a follower asking for the lead: hand_off_locked
-        // promotes no one once the client stops, and the shutdown below ends
-        // that follower's call. Waiting for want_lead to fall would wait for ever.
-        if (f->leader == Leader::None && (f->want_lead == 0 || f->loop_stop)) {
-            uint64_t idle_ms = edgelock_port_now_ms() - f->idle_since_ms;
-            if (f->loop_stop || f->loop_requests > 0 || f->inbox || idle_ms >= f->lead_grace_ms) {
+        if (f->leader == Leader::None) {
+            // A stop outranks a follower asking for the lead: hand_off_locked
+            // promotes no one once the client stops, and the shutdown below
+            // ends that follower's call. Waiting for want_lead to fall would
+            // wait for ever.
+            uint64_t now = edgelock_port_now_ms();
+            bool wanted = f->loop_stop || f->loop_requests > 0 || f->inbox ||
+                          now - f->idle_since_ms >= f->lead_grace_ms;
+            if (wanted && (f->want_lead == 0 || f->loop_stop)) {
                 set_leader(c, Leader::Loop, self);
-                busy_looks = 0;
                 bool stop = f->loop_stop;
                 edgelock_port_mutex_unlock(&f->mutex);
                 if (stop)
@@ -332,13 +360,17 @@ static void loop_main(void *arg)
                 continue;
             }
             // Free, but a caller left it a moment ago: look when the grace
-            // ends, or later if callers keep coming back.
-            uint32_t grace_left = f->lead_grace_ms - (uint32_t)idle_ms;
-            if (busy_looks == 0 || grace_left > wait_ms)
-                wait_ms = grace_left;
+            // ends. Or a follower that asked for the lead is on its way out
+            // (its request done before the loop thread stepped down): look
+            // again a grace from now.
+            arm_locked(f, wanted ? now + f->lead_grace_ms : f->idle_since_ms + f->lead_grace_ms);
         }
-        edgelock_port_cond_timedwait(&f->loop_cond, &f->mutex, wait_ms);
-        busy_looks++;
+        // Asleep while a caller leads: its leave sets the alarm.
+        edgelock_port_mutex_unlock(&f->mutex);
+        edgelock_port_alarm_wait(&f->loop_alarm);
+        edgelock_port_mutex_lock(&f->mutex);
+        f->loop_kicked = false;
+        f->alarm_due_ms = 0;
     }
     edgelock_port_mutex_unlock(&f->mutex);
 }
@@ -346,7 +378,8 @@ static void loop_main(void *arg)
 static void free_face(Client *c)
 {
     edgelock_port_cond_destroy(&c->face->idle_cond);
-    edgelock_port_cond_destroy(&c->face->loop_cond);
+    if (c->face->alarm_ok)
+        edgelock_port_alarm_destroy(&c->face->loop_alarm);
     edgelock_port_mutex_destroy(&c->face->mutex);
     if (c->face->wake_event)
         event_free(c->face->wake_event);
@@ -361,7 +394,6 @@ edgelock_status blocking_start(Client *c)
         return EDGELOCK_ERR_NO_MEMORY;
     memset(c->face, 0, sizeof(*c->face));
     edgelock_port_mutex_init(&c->face->mutex);
-    edgelock_port_cond_init(&c->face->loop_cond);
     edgelock_port_cond_init(&c->face->idle_cond);
     c->face->leader = Leader::None; // the loop thread takes the lead at once
     uint32_t grace = c->cfg.watchdog_lease_ms / 3 / 20;
@@ -370,8 +402,10 @@ edgelock_status blocking_start(Client *c)
     c->face->lead_grace_ms = grace < kLeadGraceMinMs   ? kLeadGraceMinMs
                              : grace > kLeadGraceMaxMs ? kLeadGraceMaxMs
                                                        : grace;
+    c->face->alarm_ok = edgelock_port_alarm_init(&c->face->loop_alarm) == 0;
     c->face->wake_event = event_new(c->base, -1, 0, wake_cb, c);
-    if (!c->face->wake_event || edgelock_port_thread_start(&c->face->thread, loop_main, c) != 0) {
+    if (!c->face->alarm_ok || !c->face->wake_event ||
+        edgelock_port_thread_start(&c->face->thread, loop_main, c) != 0) {
         free_face(c);
         return EDGELOCK_ERR_NO_MEMORY;
     }
@@ -405,7 +439,7 @@ void blocking_stop(Client *c)
     BlockingFace *f = c->face;
     edgelock_port_mutex_lock(&f->mutex);
     f->loop_stop = true;
-    edgelock_port_cond_signal(&f->loop_cond);
+    kick_loop_locked(f);
     stop_pins_locked(f);
     edgelock_port_mutex_unlock(&f->mutex);
     event_active(f->wake_event, EV_TIMEOUT, 0); // a leader (caller or loop) shuts down
@@ -519,7 +553,7 @@ edgelock_status blocking_post(Client *c, BlockingRequest *r)
     f->loop_requests++;
     post_locked(c, r);
     if (f->leader == Leader::None)
-        edgelock_port_cond_signal(&f->loop_cond); // lead now, not after the grace
+        kick_loop_locked(f); // lead now, not after the grace
     edgelock_port_mutex_unlock(&f->mutex);
     event_active(f->wake_event, EV_TIMEOUT, 0);
     return EDGELOCK_OK;

@@ -44,7 +44,13 @@ enum class Leader : uint8_t { None, Loop, Caller };
 struct BlockingFace {
     edgelock_port_thread thread;
     edgelock_port_mutex mutex;
-    edgelock_port_cond loop_cond; // the loop thread waits here for the lead
+    // The loop thread sleeps on this alarm while it does not lead: set to go
+    // off at once when it is wanted (loop_kicked), else when the grace after
+    // the last caller's leave ends (alarm_due_ms; 0: not set).
+    edgelock_port_alarm loop_alarm;
+    bool alarm_ok; // loop_alarm was made (blocking_start)
+    bool loop_kicked;
+    uint64_t alarm_due_ms;
     edgelock_port_cond idle_cond; // blocking_stop waits here for the callers to leave
     BlockingRequest *inbox;       // posted, not started yet (newest first)
     BlockingRequest *followers;   // callers asleep who may take the lead
