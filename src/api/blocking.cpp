@@ -310,6 +310,13 @@ static void lead_until_done(Client *c, BlockingRequest *r)
         if (r->done)
             break;
         bool inbox_empty = c->face->inbox == nullptr;
+        // The loop thread's alarm for after this call, set now, while the
+        // reply is on its way: at the leave (hand_off_locked), it would keep
+        // a woken waiter that shares this CPU waiting for one system call
+        // more (B's handoff). A call shorter than half a grace then leaves
+        // it as it is.
+        if (!ran_loop)
+            arm_locked(c->face, edgelock_port_now_ms() + c->face->lead_grace_ms);
         edgelock_port_mutex_unlock(&c->face->mutex);
         ran_loop = true;
         // A wait that ended with nothing (a slow reply, a stalled server)
