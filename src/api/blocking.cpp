@@ -41,7 +41,8 @@ namespace edgelock
 // idle client wait at most a grace and a half, so a grace is a twentieth of
 // the watchdog's renewal period, kept between these bounds.
 //
-// The loop thread sleeps through the callers' calls: a leave sets its alarm
+// The loop thread sleeps through the callers' calls: a leader sets its alarm
+// when it starts to wait, and a leave when the call outlasted that
 // (arm_locked), which costs a system call and wakes no one, where a timed
 // wait on a condition variable had to wake to learn that callers came back
 // (a context switch every few graces while they kept the lead, beyond issue
