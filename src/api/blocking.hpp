@@ -148,8 +148,14 @@ edgelock_status blocking_pin(Client *c, BlockingPin *pin, void (*on_stop)(Blocki
 void blocking_unpin_begin(Client *c, BlockingPin *pin);
 void blocking_unpin(Client *c, BlockingPin *pin);
 
+// What a request does on the engine (request.cpp), on the thread driving it.
+// Whether op needs no round trip (lock_new, lock_free, the local queries).
+bool request_is_local(ReqOp op);
 // Run a local request directly (while driving the engine, or in event-loop mode).
 void run_local(Client *c, BlockingRequest *r);
+// Start the engine call for a request that is not local: OK, and done fires
+// once with r as its user pointer; or why not, and done never fires.
+edgelock_status request_start(Client *c, BlockingRequest *r, edgelock_result_fn done);
 edgelock_status stats(Client *c, edgelock_stats *out);
 
 } // namespace edgelock
