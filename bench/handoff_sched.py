@@ -23,7 +23,11 @@ numbers); not part of `make bench`. BENCHMARKS.md, sixteenth pass, reads it.
 
   python3 bench/handoff_sched.py --port 7711 [--handoffs 400] [--holder 0|1]
       [--scenario b_mixed|b_blocking|b_calibrate] [--bench bench/build/edgelock_bench]
-      [--who-ran]
+      [--who-ran] [--placement]
+
+--placement splits the handoffs by the CPU the waiter slept on (the one it
+last left before the holder's release) and the one it was woken on, each
+the holder's or the other.
 """
 import argparse
 import collections
@@ -83,16 +87,21 @@ def handoffs(events):
         if name == "sys_enter" and call_no(rest) in (POLL, EPOLL_WAIT):
             waits_in.setdefault(tid, call_no(rest))
     last_release = None
+    slept_on = {}  # thread -> the CPU it last left (sched_switch)
     found = collections.defaultdict(list)
     for i, (t, tid, cpu, name, rest) in enumerate(events):
+        if name == "sched_switch":
+            m = re.search(r"prev_pid=(\d+) ", rest)
+            if m:
+                slept_on[int(m.group(1))] = cpu
         if name == "sys_enter" and call_no(rest) == SENDTO and call_arg(rest, 2) >= 250:
-            last_release = (i, t, cpu, tid)
+            last_release = (i, t, cpu, tid, dict(slept_on))
             continue
         if not (name == "sys_exit" and call_no(rest) == RECVFROM and rest.strip().endswith("= 5")):
             continue
         if last_release is None or last_release[3] == tid:
             continue
-        i0, t0, holder_cpu, _ = last_release
+        i0, t0, holder_cpu, _, slept_at_release = last_release
         if t - t0 > 5000:  # not this release's grant (a waiter that timed out, a warm-up)
             continue
         span = events[i0:i + 1]
@@ -107,7 +116,8 @@ def handoffs(events):
             continue  # the waiter was not asleep when the message came
         found[tid].append({"total": t - t0, "to_wake": wakes[0][0] - t0, "wake_to_attempt": sends[0] - wakes[0][0],
                            "attempt_to_end": t - sends[0], "run_to_attempt": sends[0] - woke[0], "on_holder_cpu": wakes[0][1] == holder_cpu,
-                           "from_idle": ins[0], "ran_before": before[0]})
+                           "from_idle": ins[0], "ran_before": before[0],
+                           "slept_on_holder_cpu": slept_at_release.get(tid) == holder_cpu})
     return found, waits_in
 
 
@@ -123,6 +133,8 @@ def main():
     ap.add_argument("--holder", type=int, default=0)
     ap.add_argument("--bench", default=os.path.join(HERE, "build", "edgelock_bench"))
     ap.add_argument("--who-ran", action="store_true", help="name the thread the waiter took its CPU from")
+    ap.add_argument("--placement", action="store_true",
+                    help="split by where the waiter slept and where it was woken (BENCHMARKS.md, third pass)")
     args = ap.parse_args()
     if platform.machine() != "x86_64":
         sys.exit("handoff_sched.py: x86_64 only (it matches system call numbers)")
@@ -132,14 +144,29 @@ def main():
     print("%s: p50 %.1f us against the plain client's %.1f us in the same run (%.3f)" % (
         result.get("scenario"), result["handoff_p50_us"], result.get("plain_handoff_p50_us", float("nan")),
         result.get("p50_vs_plain_interleaved", float("nan"))))
-    print("%-38s %6s %9s %9s %11s %11s %11s" % ("waiter woken", "n", "p50 us", "to wake", "to retry", "run->retry",
-                                               "retry->end"))
+    if args.placement:
+        print("%-48s %6s %9s" % ("waiter (CPUs: the holder's or the other)", "n", "p50 us"))
+    else:
+        print("%-38s %6s %9s %9s %11s %11s %11s" % ("waiter woken", "n", "p50 us", "to wake", "to retry",
+                                                   "run->retry", "retry->end"))
     most = max((len(r) for r in found.values()), default=0)
+    # Thread ids rise in creation order: the plain pair's waiter, made first
+    # (handoff_threads in bench_main.cpp), has the lower one.
+    waiters = sorted(tid for tid, recs in found.items() if len(recs) >= most / 4)
     for tid, recs in sorted(found.items(), key=lambda kv: waits_in.get(kv[0], 0)):
         if len(recs) < most / 4:
             continue  # not a waiter of the scenario (a probe's reply that looked like a grant)
         who = "epoll_wait (edgelock)" if waits_in.get(tid) == EPOLL_WAIT else "poll (plain client)"
-        print("thread %d, sleeps in %s: %d handoffs" % (tid, who, len(recs)))
+        pair = "the plain pair's" if len(waiters) == 2 and tid == waiters[0] else "the scenario's"
+        print("thread %d, %s waiter, sleeps in %s: %d handoffs" % (tid, pair, who, len(recs)))
+        if args.placement:
+            for slept in (True, False):
+                for woken in (True, False):
+                    rs = [r for r in recs if r["slept_on_holder_cpu"] == slept and r["on_holder_cpu"] == woken]
+                    label = "slept on %s, woken on %s" % ("the holder's" if slept else "the other",
+                                                           "the holder's" if woken else "the other")
+                    print("  %-46s %6d %9.1f" % (label, len(rs), p50([r["total"] for r in rs])))
+            continue
         groups = collections.OrderedDict()
         for on_cpu in (True, False):
             for idle in (False, True):
