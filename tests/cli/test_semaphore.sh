@@ -225,6 +225,8 @@ expect_rc 64 "latch with an unknown action" "$EDGELOCK" latch open k
 expect_rc 64 "latch set without COUNT" "$EDGELOCK" latch set k
 expect_rc 64 "latch set COUNT 0" "$EDGELOCK" latch set k 0
 expect_rc 64 "latch set COUNT not a number" "$EDGELOCK" latch set k 2x
+expect_rc 64 "latch set COUNT negative" "$EDGELOCK" latch set k -1
+check "... stderr names COUNT, not an unknown option" grep -q "COUNT '-1' is not a number" "$ERR"
 expect_rc 64 "latch countdown with an extra argument" "$EDGELOCK" latch countdown k 3
 expect_rc 64 "latch count --wait" "$EDGELOCK" latch count k --wait 1s
 expect_rc 64 "latch await --wait not a duration" "$EDGELOCK" latch await k --wait soon

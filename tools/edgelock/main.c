@@ -372,6 +372,9 @@ int main(int argc, char **argv)
             force = 1;
         } else if (err) {
             return usage_error("%s needs a value", a);
+        } else if (sub && strcmp(sub, "latch") == 0 && latch_action && strcmp(latch_action, "set") == 0 &&
+                   ra.name && !latch_count && a[0] == '-' && a[1] >= '0' && a[1] <= '9') {
+            latch_count = a; /* a negative COUNT, not an option: its check below says what is wrong */
         } else if (a[0] == '-' && a[1] != 0) {
             /* Its name only: "--URL=redis://:secret@host" is a typo for --url. */
             return usage_error("unknown option %s%s", option_shown(shown, sizeof(shown), a),
