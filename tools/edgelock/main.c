@@ -245,6 +245,9 @@ int main(int argc, char **argv)
     /* Options may come before or after the subcommand, up to NAME. */
     for (; i < argc; i++) {
         const char *a = argv[i];
+        /* latch set NAME COUNT: the COUNT is what comes next. */
+        const int latch_count_next = sub && strcmp(sub, "latch") == 0 && latch_action &&
+                                     strcmp(latch_action, "set") == 0 && ra.name && !latch_count;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 || (!sub && strcmp(a, "help") == 0)) {
             fputs(usage_text, stdout);
             fputs(help_text, stdout);
@@ -372,11 +375,9 @@ int main(int argc, char **argv)
             force = 1;
         } else if (err) {
             return usage_error("%s needs a value", a);
-        } else if (sub && strcmp(sub, "latch") == 0 && latch_action && strcmp(latch_action, "set") == 0 &&
-                   ra.name && !latch_count && a[0] == '-' && a[1] >= '0' && a[1] <= '9') {
-            latch_count = a; /* a negative COUNT, not an option: its check below says what is wrong */
-        } else if (a[0] == '-' && a[1] != 0) {
-            /* Its name only: "--URL=redis://:secret@host" is a typo for --url. */
+        } else if (a[0] == '-' && a[1] != 0 && !(latch_count_next && a[1] >= '0' && a[1] <= '9')) {
+            /* Its name only: "--URL=redis://:secret@host" is a typo for --url. A
+             * negative COUNT is no option: its own check below says what is wrong. */
             return usage_error("unknown option %s%s", option_shown(shown, sizeof(shown), a),
                                sub ? "" : " (before the subcommand)");
         } else if (!sub) {
@@ -408,7 +409,7 @@ int main(int argc, char **argv)
                                        option_shown(shown, sizeof(shown), argv[i]));
                 break; /* the rest is [--] CMD [ARG...] */
             }
-        } else if (strcmp(sub, "latch") == 0 && strcmp(latch_action, "set") == 0 && !latch_count) {
+        } else if (latch_count_next) {
             latch_count = a;
         } else {
             return usage_error("unexpected argument %s", arg_shown(shown, sizeof(shown), a));
