@@ -150,12 +150,13 @@ def main():
         print("%-38s %6s %9s %9s %11s %11s %11s" % ("waiter woken", "n", "p50 us", "to wake", "to retry",
                                                    "run->retry", "retry->end"))
     most = max((len(r) for r in found.values()), default=0)
+    # A thread with few records is no waiter of the scenario (a probe's reply
+    # that looked like a grant).
+    kept = {tid: recs for tid, recs in found.items() if len(recs) >= most / 4}
     # Thread ids rise in creation order: the plain pair's waiter, made first
     # (handoff_threads in bench_main.cpp), has the lower one.
-    waiters = sorted(tid for tid, recs in found.items() if len(recs) >= most / 4)
-    for tid, recs in sorted(found.items(), key=lambda kv: waits_in.get(kv[0], 0)):
-        if len(recs) < most / 4:
-            continue  # not a waiter of the scenario (a probe's reply that looked like a grant)
+    waiters = sorted(kept)
+    for tid, recs in sorted(kept.items(), key=lambda kv: waits_in.get(kv[0], 0)):
         who = "epoll_wait (edgelock)" if waits_in.get(tid) == EPOLL_WAIT else "poll (plain client)"
         pair = "the plain pair's" if len(waiters) == 2 and tid == waiters[0] else "the scenario's"
         print("thread %d, %s waiter, sleeps in %s: %d handoffs" % (tid, pair, who, len(recs)))
